@@ -1,0 +1,48 @@
+"""planning_collision: collision checking for OMPL, on numba kernels.
+
+Shapes (DESIGN §2-3) and queries (DESIGN §4)::
+
+    import numpy as np
+    import planning_collision as pc
+
+    T = np.eye(4); T[0, 3] = 0.3
+    pc.collide(pc.Sphere(0.1), np.eye(4), pc.Box((0.2, 0.2, 0.2)), T)   # False
+    pc.distance(pc.Sphere(0.1), np.eye(4), pc.Box((0.2, 0.2, 0.2)), T)  # 0.1 m
+"""
+
+from .geometry import (
+    Box,
+    Capsule,
+    Cone,
+    Convex,
+    ConvexShape,
+    Cylinder,
+    Halfspace,
+    Mesh,
+    Shape,
+    Sphere,
+    as_pose,
+)
+from .queries import collide, distance, penetration
+from .results import DistanceResult, PenetrationResult
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Box",
+    "Capsule",
+    "Cone",
+    "Convex",
+    "ConvexShape",
+    "Cylinder",
+    "Halfspace",
+    "Mesh",
+    "Shape",
+    "Sphere",
+    "as_pose",
+    "collide",
+    "distance",
+    "penetration",
+    "DistanceResult",
+    "PenetrationResult",
+]

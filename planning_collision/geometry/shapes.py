@@ -1,0 +1,244 @@
+"""Shapes: frozen dataclasses, validated on construction (DESIGN §2–3).
+
+Sizes are full sizes (FCL, MoveIt, trimesh): ``Box(extents)`` are side lengths;
+``Cylinder``, ``Cone`` and ``Capsule`` lie along local z, centred at the origin, and
+``length`` is the full length (for a capsule, between the two sphere centres); a cone's
+apex is at ``+length/2``. A ``Convex`` is the sphere-swept hull ``conv(points) ⊕ ball(r)``.
+A ``Halfspace`` is the solid ``{x : normal . x <= offset}`` (FCL's convention). A ``Mesh`` is
+a surface (FCL semantics: a shape wholly inside a closed mesh does not touch it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+import numpy.typing as npt
+
+from .validate import finite_array, finite_scalar, positive_scalar
+
+__all__ = [
+    "Shape",
+    "ConvexShape",
+    "Sphere",
+    "Box",
+    "Capsule",
+    "Cylinder",
+    "Cone",
+    "Convex",
+    "Halfspace",
+    "Mesh",
+]
+
+
+def _frozen_array(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=a.dtype, copy=True, order="C")
+    a.setflags(write=False)
+    return a
+
+
+class Shape:
+    """Base of every shape."""
+
+    __slots__ = ()
+
+
+class ConvexShape(Shape):
+    """Base of the shapes GJK handles directly."""
+
+    __slots__ = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Sphere(ConvexShape):
+    radius: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", positive_scalar("Sphere.radius", self.radius))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Box(ConvexShape):
+    """Axis-aligned in its frame, centred; ``extents`` = full side lengths (x, y, z)."""
+
+    extents: npt.NDArray[np.float64]
+
+    def __post_init__(self):
+        e = finite_array("Box.extents", self.extents, (3,))
+        if np.any(e <= 0.0):
+            raise ValueError(f"Box.extents must be > 0, got {e.tolist()}")
+        object.__setattr__(self, "extents", _frozen_array(e))
+
+    def __eq__(self, other):
+        return type(other) is Box and bool(np.array_equal(self.extents, other.extents))
+
+    def __hash__(self):
+        return hash((Box, self.extents.tobytes()))
+
+
+@dataclasses.dataclass(frozen=True)
+class Capsule(ConvexShape):
+    """Segment along z from -length/2 to +length/2, swept by a ball of ``radius``."""
+
+    radius: float
+    length: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", positive_scalar("Capsule.radius", self.radius))
+        object.__setattr__(
+            self, "length", positive_scalar("Capsule.length", self.length, allow_zero=True)
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Cylinder(ConvexShape):
+    radius: float
+    length: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", positive_scalar("Cylinder.radius", self.radius))
+        object.__setattr__(self, "length", positive_scalar("Cylinder.length", self.length))
+
+
+@dataclasses.dataclass(frozen=True)
+class Cone(ConvexShape):
+    """Base disc of ``radius`` at z = -length/2, apex at z = +length/2."""
+
+    radius: float
+    length: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", positive_scalar("Cone.radius", self.radius))
+        object.__setattr__(self, "length", positive_scalar("Cone.length", self.length))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Convex(ConvexShape):
+    """Sphere-swept convex hull of ``points`` (n >= 1), ``conv(points) ⊕ ball(radius)``.
+
+    Flat, needle-like, single-point and duplicate-point sets are all valid: the hull is
+    computed once (``hull_vertices``), and degenerate sets keep their distinct points.
+    """
+
+    points: npt.NDArray[np.float64]
+    radius: float = 0.0
+
+    def __post_init__(self):
+        p = finite_array("Convex.points", self.points, (-1, 3))
+        if p.shape[0] < 1:
+            raise ValueError("Convex.points must hold at least one point, got 0")
+        object.__setattr__(self, "points", _frozen_array(p))
+        object.__setattr__(
+            self, "radius", positive_scalar("Convex.radius", self.radius, allow_zero=True)
+        )
+
+    @functools.cached_property
+    def hull(self):
+        """`HullData` (vertices and CSR adjacency) of the points; see geometry.hull."""
+        from .hull import convex_hull
+
+        return convex_hull(self.points)
+
+    def __eq__(self, other):
+        return (
+            type(other) is Convex
+            and self.radius == other.radius
+            and bool(np.array_equal(self.points, other.points))
+        )
+
+    def __hash__(self):
+        return hash((Convex, self.radius, self.points.tobytes()))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Halfspace(ConvexShape):
+    """The solid ``{x : normal . x <= offset}`` in its frame; ``normal`` is normalised."""
+
+    normal: npt.NDArray[np.float64]
+    offset: float = 0.0
+
+    def __post_init__(self):
+        n = finite_array("Halfspace.normal", self.normal, (3,))
+        norm = float(np.linalg.norm(n))
+        if norm < 1e-12:
+            raise ValueError(f"Halfspace.normal must be non-zero, got {n.tolist()}")
+        off = finite_scalar("Halfspace.offset", self.offset)
+        object.__setattr__(self, "normal", _frozen_array(n / norm))
+        object.__setattr__(self, "offset", off / norm)
+
+    def __eq__(self, other):
+        return (
+            type(other) is Halfspace
+            and self.offset == other.offset
+            and bool(np.array_equal(self.normal, other.normal))
+        )
+
+    def __hash__(self):
+        return hash((Halfspace, self.offset, self.normal.tobytes()))
+
+
+# A triangle whose area is below this (m^2) is degenerate: its normal is undefined and
+# GJK on it is a segment query in disguise. 1e-12 m^2 is a 1 µm x 2 µm triangle.
+DEGENERATE_AREA = 1e-12
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Mesh(Shape):
+    """A triangle surface: ``vertices (n, 3)`` metres, ``faces (m, 3)`` vertex indices."""
+
+    vertices: npt.NDArray[np.float64]
+    faces: npt.NDArray[np.int32]
+
+    def __post_init__(self):
+        v = finite_array("Mesh.vertices", self.vertices, (-1, 3))
+        try:
+            f_raw = np.asarray(self.faces)
+        except (TypeError, ValueError):
+            raise ValueError(f"Mesh.faces must be an integer array of shape (m, 3), got {self.faces!r}") from None
+        if f_raw.ndim != 2 or f_raw.shape[1] != 3:
+            raise ValueError(f"Mesh.faces must have shape (m, 3), got {f_raw.shape}")
+        if f_raw.shape[0] == 0:
+            raise ValueError("Mesh.faces is empty: a mesh needs at least one triangle")
+        if not np.issubdtype(f_raw.dtype, np.integer):
+            if not np.all(np.isfinite(f_raw)) or not np.all(f_raw == np.round(f_raw)):
+                raise ValueError(f"Mesh.faces must hold integer vertex indices, got dtype {f_raw.dtype}")
+        f = np.ascontiguousarray(f_raw, dtype=np.int64)
+        bad = np.flatnonzero((f < 0).any(axis=1) | (f >= v.shape[0]).any(axis=1))
+        if bad.size:
+            raise ValueError(
+                f"Mesh.faces[{bad[0]}] = {f[bad[0]].tolist()} indexes outside the "
+                f"{v.shape[0]} vertices"
+            )
+        tri = v[f]
+        area2 = np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
+        bad = np.flatnonzero(area2 < 2.0 * DEGENERATE_AREA)
+        if bad.size:
+            raise ValueError(
+                f"Mesh.faces[{bad[0]}] = {f[bad[0]].tolist()} is degenerate (area "
+                f"{area2[bad[0]] / 2:.3g} m^2; {bad.size} such faces); clean the mesh, e.g. "
+                f"Mesh.from_trimesh(mesh, drop_degenerate=True)"
+            )
+        object.__setattr__(self, "vertices", _frozen_array(v))
+        object.__setattr__(self, "faces", _frozen_array(f.astype(np.int32)))
+
+    @classmethod
+    def from_trimesh(cls, mesh, drop_degenerate: bool = True) -> "Mesh":
+        """From a `trimesh.Trimesh`; with `drop_degenerate`, zero-area faces are removed."""
+        v = np.asarray(mesh.vertices, dtype=np.float64)
+        f = np.asarray(mesh.faces, dtype=np.int64)
+        if drop_degenerate and f.size:
+            tri = v[f]
+            area2 = np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
+            f = f[area2 >= 2.0 * DEGENERATE_AREA]
+        return cls(v, f)
+
+    def __eq__(self, other):
+        return (
+            type(other) is Mesh
+            and bool(np.array_equal(self.vertices, other.vertices))
+            and bool(np.array_equal(self.faces, other.faces))
+        )
+
+    def __hash__(self):
+        return hash((Mesh, self.vertices.tobytes(), self.faces.tobytes()))

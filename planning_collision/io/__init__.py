@@ -1,0 +1,1 @@
+"""Readers and writers: URDF, scene files, benchmark problem files."""

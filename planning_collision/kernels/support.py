@@ -1,0 +1,141 @@
+"""Support functions of shape cores (DESIGN §3): the point of the core farthest along d.
+
+The sweep radius (``params[0]``) is not included: GJK works on cores and subtracts radii.
+Analytic for sphere, capsule, box, cylinder and cone; point sets are searched by brute force
+when small and by hill climbing over the hull's vertex adjacency when large, starting from
+the previous query's best vertex (Ong & Gilbert's incremental GJK; the "RGJK" of Coulombe &
+Lin). On a convex polytope a vertex no neighbour improves is a global maximiser, so hill
+climbing is exact, with ties included.
+"""
+
+import math
+
+from ._jit import kernel
+from .layout import BOX, CAPSULE, CONE, CONVEX, CYLINDER, HILL_CLIMB_MIN_VERTS, SPHERE
+
+
+@kernel
+def points_support_brute(verts, v0, v1, dx, dy, dz):
+    """Index (global) of the point of verts[v0:v1] farthest along (dx, dy, dz)."""
+    best = v0
+    bv = verts[v0, 0] * dx + verts[v0, 1] * dy + verts[v0, 2] * dz
+    for g in range(v0 + 1, v1):
+        s = verts[g, 0] * dx + verts[g, 1] * dy + verts[g, 2] * dz
+        if s > bv:
+            bv = s
+            best = g
+    return best
+
+
+@kernel
+def points_support_climb(verts, v0, adjstart, adj, dx, dy, dz, start):
+    """Hill climbing from local vertex `start`; returns the local index of a maximiser."""
+    cur = start
+    cv = verts[v0 + cur, 0] * dx + verts[v0 + cur, 1] * dy + verts[v0 + cur, 2] * dz
+    while True:
+        moved = False
+        g = v0 + cur
+        for e in range(adjstart[g], adjstart[g + 1]):
+            nb = adj[e]
+            s = verts[v0 + nb, 0] * dx + verts[v0 + nb, 1] * dy + verts[v0 + nb, 2] * dz
+            if s > cv:
+                cv = s
+                cur = nb
+                moved = True
+        if not moved:
+            return cur
+
+
+@kernel
+def core_support_local(kind, params, verts, vstart, adjstart, adj, i, dx, dy, dz, hint, out, o):
+    """Support point of shape i's core in its local frame along (dx, dy, dz), into out[o:o+3].
+
+    `hint` is the local vertex index to start hill climbing from (CONVEX only; ignored
+    otherwise). Returns the new hint (the maximising local vertex, or 0).
+    Ties (a direction with a zero component) pick the + side; any maximiser is correct.
+    """
+    k = kind[i]
+    if k == SPHERE:
+        out[o] = 0.0
+        out[o + 1] = 0.0
+        out[o + 2] = 0.0
+        return 0
+    if k == CAPSULE:
+        h = params[i, 1]
+        out[o] = 0.0
+        out[o + 1] = 0.0
+        out[o + 2] = h if dz >= 0.0 else -h
+        return 0
+    if k == BOX:
+        out[o] = params[i, 1] if dx >= 0.0 else -params[i, 1]
+        out[o + 1] = params[i, 2] if dy >= 0.0 else -params[i, 2]
+        out[o + 2] = params[i, 3] if dz >= 0.0 else -params[i, 3]
+        return 0
+    if k == CYLINDER:
+        r = params[i, 1]
+        h = params[i, 2]
+        rho = math.sqrt(dx * dx + dy * dy)
+        if rho > 0.0:
+            out[o] = r * dx / rho
+            out[o + 1] = r * dy / rho
+        else:
+            out[o] = 0.0
+            out[o + 1] = 0.0
+        out[o + 2] = h if dz >= 0.0 else -h
+        return 0
+    if k == CONE:
+        r = params[i, 1]
+        h = params[i, 2]
+        rho = math.sqrt(dx * dx + dy * dy)
+        # apex (0, 0, h) scores dz*h; the base rim scores r*rho - dz*h
+        if dz * h >= r * rho - dz * h:
+            out[o] = 0.0
+            out[o + 1] = 0.0
+            out[o + 2] = h
+        elif rho > 0.0:
+            out[o] = r * dx / rho
+            out[o + 1] = r * dy / rho
+            out[o + 2] = -h
+        else:
+            out[o] = 0.0
+            out[o + 1] = 0.0
+            out[o + 2] = -h
+        return 0
+    # CONVEX
+    v0 = vstart[i]
+    v1 = vstart[i + 1]
+    n = v1 - v0
+    if n <= HILL_CLIMB_MIN_VERTS or adjstart[v0] == adjstart[v1]:
+        g = points_support_brute(verts, v0, v1, dx, dy, dz)
+        loc = g - v0
+    else:
+        start = hint if (hint >= 0 and hint < n) else 0
+        loc = points_support_climb(verts, v0, adjstart, adj, dx, dy, dz, start)
+        g = v0 + loc
+    out[o] = verts[g, 0]
+    out[o + 1] = verts[g, 1]
+    out[o + 2] = verts[g, 2]
+    return loc
+
+
+@kernel
+def core_support_world(tab, i, T, d0, d1, d2, hint, out, o):
+    """Support of shape i's core posed by T (4x4) along world direction (d0, d1, d2).
+
+    Writes the world point into out[o:o+3] (no allocation: GJK calls this in its inner
+    loop). Returns the new hill-climbing hint.
+    """
+    # d_local = R^T d
+    dx = T[0, 0] * d0 + T[1, 0] * d1 + T[2, 0] * d2
+    dy = T[0, 1] * d0 + T[1, 1] * d1 + T[2, 1] * d2
+    dz = T[0, 2] * d0 + T[1, 2] * d1 + T[2, 2] * d2
+    h = core_support_local(
+        tab.kind, tab.params, tab.verts, tab.vstart, tab.adjstart, tab.adj, i, dx, dy, dz, hint,
+        out, o,
+    )
+    lx = out[o]
+    ly = out[o + 1]
+    lz = out[o + 2]
+    for r in range(3):
+        out[o + r] = T[r, 0] * lx + T[r, 1] * ly + T[r, 2] * lz + T[r, 3]
+    return h

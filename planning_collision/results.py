@@ -1,0 +1,50 @@
+"""Query results: frozen dataclasses (conventions.py says what the signs mean)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import numpy.typing as npt
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DistanceResult:
+    """Signed distance between two shapes.
+
+    distance : float, metres; >= 0 separation, < 0 minus the penetration depth.
+    point_a, point_b : (3,) float64, world frame, m; witness points on a and b with
+        ``point_b - point_a == distance * normal``.
+    normal : (3,) float64, unit, world frame; from a to b.
+    id : int or None; the obstacle id when the result comes from a scene query.
+    """
+
+    distance: float
+    point_a: npt.NDArray[np.float64]
+    point_b: npt.NDArray[np.float64]
+    normal: npt.NDArray[np.float64]
+    id: int | None = None
+
+    def __repr__(self):
+        tail = "" if self.id is None else f", id={self.id}"
+        return (
+            f"DistanceResult(distance={self.distance:.9g}, point_a={self.point_a.tolist()}, "
+            f"point_b={self.point_b.tolist()}, normal={self.normal.tolist()}{tail})"
+        )
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PenetrationResult:
+    """Penetration of two overlapping shapes (EPA, or closed form).
+
+    depth : float, metres, >= 0 (0 when the shapes only touch or are apart).
+    normal : (3,) unit, world frame, from a to b: translating b by ``depth * normal``
+        separates the pair.
+    point_a, point_b : (3,) world frame; the deepest point of a inside b and of b inside a,
+        ``point_a - point_b == depth * normal``.
+    """
+
+    depth: float
+    normal: npt.NDArray[np.float64]
+    point_a: npt.NDArray[np.float64]
+    point_b: npt.NDArray[np.float64]

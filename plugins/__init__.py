@@ -1,0 +1,1 @@
+"""Adapters that plug planning_collision into planners."""
