@@ -1,0 +1,224 @@
+"""Pair queries between two shapes of `ShapeTable`s: the entry points every caller uses.
+
+`pair_distance` and `pair_overlap` dispatch on the two kinds: halfspaces and the closed
+forms (point/segment cores: sphere, capsule; sphere-box) first, GJK (+ EPA when the cores
+overlap) for everything else. A reversed pair is answered by swapping the arguments and
+flipping the result (STYLE §1), so each closed form is written once, in canonical order.
+
+Output layout (``out``, 10 floats, world frame): out[0] signed distance, out[1:4] point on a,
+out[4:7] point on b, out[7:10] unit normal from a to b, with pb - pa = distance * normal.
+"""
+
+import math
+
+import numpy as np
+
+from ._jit import kernel
+from .capsule_capsule import capsule_capsule_distance
+from .epa import epa_core
+from .gjk import (
+    BEYOND,
+    LAM,
+    OVERLAP,
+    SA,
+    SB,
+    WITHIN,
+    WS_SIZE,
+    gjk_core,
+)
+from .halfspace import convex_halfspace_distance
+from .layout import BOX, CAPSULE, HALFSPACE, OUT_SIZE, SPHERE
+from .sphere_box import sphere_box_distance
+
+# pair_distance status
+EXACT = 0  # separated, exact distance and witnesses
+PENETRATING = 1  # overlapping, depth from closed form or EPA
+LOWER_BOUND = 2  # stopped early: out[0] is a lower bound > max_dist, witnesses unset
+
+# extra scratch beyond GJK's: a 10-float result buffer for flips and EPA
+_EPA_OUT = WS_SIZE
+WORKSPACE_SIZE = WS_SIZE + OUT_SIZE
+
+
+def new_workspace():
+    """Scratch array for pair kernels: allocate once per thread, reuse for every pair."""
+    return np.zeros(WORKSPACE_SIZE)
+
+
+@kernel
+def _flip(out):
+    """Turn an (a, b) result into the (b, a) result in place."""
+    for r in range(3):
+        t = out[1 + r]
+        out[1 + r] = out[4 + r]
+        out[4 + r] = t
+        out[7 + r] = -out[7 + r]
+
+
+@kernel
+def _axis_z(T):
+    return T[0, 2], T[1, 2], T[2, 2]
+
+
+@kernel
+def _origin(T):
+    return T[0, 3], T[1, 3], T[2, 3]
+
+
+@kernel
+def _closed_form(tab_a, ia, T_a, tab_b, ib, T_b, out):
+    """Closed forms for canonical-order kinds (ka <= kb). Returns False when none applies."""
+    ka = tab_a.kind[ia]
+    kb = tab_b.kind[ib]
+    if kb <= CAPSULE:  # sphere/capsule vs sphere/capsule
+        ha = tab_a.params[ia, 1] if ka == CAPSULE else 0.0
+        hb = tab_b.params[ib, 1] if kb == CAPSULE else 0.0
+        capsule_capsule_distance(
+            _origin(T_a), _axis_z(T_a), ha, tab_a.params[ia, 0],
+            _origin(T_b), _axis_z(T_b), hb, tab_b.params[ib, 0], out,
+        )
+        return True
+    if ka == SPHERE and kb == BOX:
+        p = tab_b.params
+        sphere_box_distance(
+            _origin(T_a), tab_a.params[ia, 0], T_b, p[ib, 1], p[ib, 2], p[ib, 3], out
+        )
+        return True
+    return False
+
+
+@kernel
+def _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
+    ra = tab_a.params[ia, 0]
+    rb = tab_b.params[ib, 0]
+    R = ra + rb
+    v0x = T_a[0, 3] - T_b[0, 3]
+    v0y = T_a[1, 3] - T_b[1, 3]
+    v0z = T_a[2, 3] - T_b[2, 3]
+    status, n, dc = gjk_core(
+        tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, max_dist + R, -1.0, ws
+    )
+    if status == BEYOND:
+        out[0] = dc - R
+        return LOWER_BOUND
+    if status != OVERLAP:
+        pax = 0.0
+        pay = 0.0
+        paz = 0.0
+        pbx = 0.0
+        pby = 0.0
+        pbz = 0.0
+        for k in range(n):
+            lam = ws[LAM + k]
+            pax += lam * ws[SA + 3 * k]
+            pay += lam * ws[SA + 3 * k + 1]
+            paz += lam * ws[SA + 3 * k + 2]
+            pbx += lam * ws[SB + 3 * k]
+            pby += lam * ws[SB + 3 * k + 1]
+            pbz += lam * ws[SB + 3 * k + 2]
+        nx = pbx - pax
+        ny = pby - pay
+        nz = pbz - paz
+        dl = math.sqrt(nx * nx + ny * ny + nz * nz)
+        if dl > 1e-12:
+            nx /= dl
+            ny /= dl
+            nz /= dl
+            out[0] = dl - R
+            out[1] = pax + ra * nx
+            out[2] = pay + ra * ny
+            out[3] = paz + ra * nz
+            out[4] = pbx - rb * nx
+            out[5] = pby - rb * ny
+            out[6] = pbz - rb * nz
+            out[7] = nx
+            out[8] = ny
+            out[9] = nz
+            return EXACT if out[0] > 0.0 else PENETRATING
+    # the cores touch or overlap: EPA on the cores, then add the radii
+    e = ws[_EPA_OUT:_EPA_OUT + OUT_SIZE]
+    epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, e)
+    depth = e[0] + R
+    nx = e[7]
+    ny = e[8]
+    nz = e[9]
+    out[0] = -depth
+    out[1] = e[1] + ra * nx
+    out[2] = e[2] + ra * ny
+    out[3] = e[3] + ra * nz
+    out[4] = e[4] - rb * nx
+    out[5] = e[5] - rb * ny
+    out[6] = e[6] - rb * nz
+    out[7] = nx
+    out[8] = ny
+    out[9] = nz
+    return PENETRATING
+
+
+@kernel
+def pair_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
+    """Signed distance between shape ia of tab_a posed by T_a and shape ib of tab_b posed
+    by T_b (4x4). Writes out[0:10] (see module docstring).
+
+    max_dist: when the distance is certainly greater, stop early and return LOWER_BOUND
+    with out[0] a lower bound (> max_dist); np.inf for an exact answer.
+    Returns EXACT, PENETRATING or LOWER_BOUND.
+    """
+    ka = tab_a.kind[ia]
+    kb = tab_b.kind[ib]
+    if kb == HALFSPACE:
+        convex_halfspace_distance(tab_a, ia, T_a, tab_b, ib, T_b, out)
+    elif ka == HALFSPACE:
+        convex_halfspace_distance(tab_b, ib, T_b, tab_a, ia, T_a, out)
+        _flip(out)
+    elif ka <= kb:
+        if not _closed_form(tab_a, ia, T_a, tab_b, ib, T_b, out):
+            return _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out)
+    else:
+        if not _closed_form(tab_b, ib, T_b, tab_a, ia, T_a, out):
+            return _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out)
+        _flip(out)
+    return EXACT if out[0] > 0.0 else PENETRATING
+
+
+@kernel
+def pair_overlap(tab_a, ia, T_a, tab_b, ib, T_b, margin, ws):
+    """True iff the signed distance is <= margin (margin 0: touching counts as collision).
+
+    GJK stops at the first direction that proves either answer (DESIGN §4).
+    """
+    ka = tab_a.kind[ia]
+    kb = tab_b.kind[ib]
+    lo = min(ka, kb)
+    hi = max(ka, kb)
+    if hi == HALFSPACE or hi <= CAPSULE or (lo == SPHERE and hi == BOX):
+        # closed forms are as cheap as a boolean test
+        out = ws[_EPA_OUT:_EPA_OUT + OUT_SIZE]
+        pair_distance(tab_a, ia, T_a, tab_b, ib, T_b, math.inf, ws, out)
+        return out[0] <= margin
+    R = tab_a.params[ia, 0] + tab_b.params[ib, 0] + margin
+    v0x = T_a[0, 3] - T_b[0, 3]
+    v0y = T_a[1, 3] - T_b[1, 3]
+    v0z = T_a[2, 3] - T_b[2, 3]
+    status, n, dc = gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, R, R, ws)
+    if status == OVERLAP or status == WITHIN:
+        return True
+    if status == BEYOND:
+        return False
+    return dc <= R
+
+
+@kernel
+def pair_distance_batch(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, out):
+    """pair_distance over arrays: ia, ib (n,) int, T_a, T_b (n, 4, 4), out (n, 10)."""
+    ws = np.zeros(WORKSPACE_SIZE)
+    for k in range(ia.shape[0]):
+        pair_distance(tab_a, ia[k], T_a[k], tab_b, ib[k], T_b[k], max_dist, ws, out[k])
+
+
+@kernel
+def pair_overlap_batch(tab_a, ia, T_a, tab_b, ib, T_b, margin, out):
+    """pair_overlap over arrays; out (n,) bool."""
+    ws = np.zeros(WORKSPACE_SIZE)
+    for k in range(ia.shape[0]):
+        out[k] = pair_overlap(tab_a, ia[k], T_a[k], tab_b, ib[k], T_b[k], margin, ws)
