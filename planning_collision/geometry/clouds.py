@@ -1,0 +1,132 @@
+"""Point clouds and voxel grids: obstacles made of many small solid cells (DESIGN §3).
+
+Both are non-convex shapes; a `Scene` (and `planning_collision.bvh.nonconvex_*`) keeps their
+cells in a BVH:
+
+- ``PointCloud(points, radius)``: the union of balls of ``radius`` about each point (radius 0
+  gives bare points, which only a query that reaches them exactly touches);
+- ``VoxelGrid(cells, voxel_size, origin)``: the union of the axis-aligned cubes
+  ``origin + (cells[k] + [0, 1]^3) * voxel_size`` in the grid's frame (an occupancy map, as
+  OctoMap leaves or MoveIt's collision voxels).
+
+Cells are solids (unlike a `Mesh`, which is a surface).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import numpy.typing as npt
+
+from .shapes import Shape
+from .validate import finite_array, positive_scalar
+
+__all__ = ["PointCloud", "VoxelGrid"]
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, copy=True, order="C")
+    a.setflags(write=False)
+    return a
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PointCloud(Shape):
+    """Balls of ``radius`` (m, >= 0) about ``points (n, 3)`` (m, the cloud's frame), n >= 1."""
+
+    points: npt.NDArray[np.float64]
+    radius: float = 0.0
+
+    def __post_init__(self):
+        p = finite_array("PointCloud.points", self.points, (-1, 3))
+        if p.shape[0] == 0:
+            raise ValueError("PointCloud.points is empty: a point cloud needs at least one point")
+        object.__setattr__(self, "points", _frozen(p))
+        object.__setattr__(
+            self, "radius", positive_scalar("PointCloud.radius", self.radius, allow_zero=True)
+        )
+
+    def __eq__(self, other):
+        return (
+            type(other) is PointCloud
+            and self.radius == other.radius
+            and bool(np.array_equal(self.points, other.points))
+        )
+
+    def __hash__(self):
+        return hash((PointCloud, self.radius, self.points.tobytes()))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class VoxelGrid(Shape):
+    """Occupied cubes of side ``voxel_size`` (m): cell ``(i, j, k)`` spans
+    ``origin + ([i, i+1], [j, j+1], [k, k+1]) * voxel_size`` in the grid's frame.
+
+    cells : (n, 3) integer indices of the occupied cells (duplicates are merged), n >= 1.
+    voxel_size : float > 0, m.
+    origin : (3,) float64, m; the corner of cell (0, 0, 0).
+    """
+
+    cells: npt.NDArray[np.int64]
+    voxel_size: float
+    origin: npt.NDArray[np.float64] = dataclasses.field(default_factory=lambda: np.zeros(3))
+
+    def __post_init__(self):
+        try:
+            raw = np.asarray(self.cells)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"VoxelGrid.cells must be an integer array of shape (n, 3), got {self.cells!r}"
+            ) from None
+        if raw.ndim != 2 or raw.shape[1] != 3:
+            raise ValueError(f"VoxelGrid.cells must have shape (n, 3), got {raw.shape}")
+        if raw.shape[0] == 0:
+            raise ValueError("VoxelGrid.cells is empty: a voxel grid needs at least one cell")
+        if not np.issubdtype(raw.dtype, np.integer):
+            if raw.dtype == bool or not np.issubdtype(raw.dtype, np.number):
+                raise ValueError(f"VoxelGrid.cells must hold integers, got dtype {raw.dtype}")
+            if not np.all(np.isfinite(raw)) or not np.all(raw == np.round(raw)):
+                bad = np.argwhere(~np.isfinite(raw) | (raw != np.round(raw)))[0]
+                raise ValueError(
+                    f"VoxelGrid.cells must hold integers, got {raw[tuple(bad)]!r} at index "
+                    f"{tuple(bad)}"
+                )
+        cells = np.unique(raw.astype(np.int64), axis=0)
+        object.__setattr__(self, "cells", _frozen(cells))
+        object.__setattr__(
+            self, "voxel_size", positive_scalar("VoxelGrid.voxel_size", self.voxel_size)
+        )
+        object.__setattr__(self, "origin", _frozen(finite_array("VoxelGrid.origin", self.origin, (3,))))
+
+    @classmethod
+    def from_dense(cls, occupied, voxel_size: float, origin=(0.0, 0.0, 0.0)) -> "VoxelGrid":
+        """From a boolean occupancy array ``occupied (nx, ny, nz)``."""
+        occ = np.asarray(occupied)
+        if occ.ndim != 3:
+            raise ValueError(f"VoxelGrid occupancy must be a 3-D array, got shape {occ.shape}")
+        return cls(np.argwhere(occ.astype(bool)), voxel_size, origin)
+
+    @classmethod
+    def from_points(cls, points, voxel_size: float, origin=(0.0, 0.0, 0.0)) -> "VoxelGrid":
+        """The cells that contain at least one of ``points (n, 3)`` (the grid's frame)."""
+        p = finite_array("VoxelGrid.from_points points", points, (-1, 3))
+        s = positive_scalar("VoxelGrid.voxel_size", voxel_size)
+        o = finite_array("VoxelGrid.origin", origin, (3,))
+        return cls(np.floor((p - o) / s).astype(np.int64), s, o)
+
+    @property
+    def centers(self) -> npt.NDArray[np.float64]:
+        """(n, 3) cell centres in the grid's frame, m."""
+        return self.origin + (self.cells + 0.5) * self.voxel_size
+
+    def __eq__(self, other):
+        return (
+            type(other) is VoxelGrid
+            and self.voxel_size == other.voxel_size
+            and bool(np.array_equal(self.origin, other.origin))
+            and bool(np.array_equal(self.cells, other.cells))
+        )
+
+    def __hash__(self):
+        return hash((VoxelGrid, self.voxel_size, self.origin.tobytes(), self.cells.tobytes()))

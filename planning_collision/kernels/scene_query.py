@@ -1,0 +1,275 @@
+"""Shape-vs-scene kernels: walk the KCD hierarchy with a fixed stack (DESIGN §5).
+
+The flat scene (`FlatScene`, a namedtuple of arrays numba takes as one argument):
+
+- primitives: ``tab`` (ShapeTable, kernels/layout.py), ``poses (n, 4, 4)`` T_world_prim,
+  ``plo, phi (n, 3)`` world AABBs, ``pobj (n,)`` int32 object slot of each primitive;
+- ``bvh``: a FlatBVH *forest*, one binary tree per KCD group (its ``order`` indexes the
+  primitives); ``bvh_obj (m,)`` int32 object slot of each node (a group never mixes objects);
+- the KCD multi-child tree over groups: ``kt_lo, kt_hi (K, 3)``, children of node k are
+  ``kt_child[kt_cstart[k]:kt_cstart[k+1]]`` (kt node ids); a node with ``kt_group[k] >= 0``
+  is a *group leaf* whose primitives are the BVH tree rooted at bvh node ``kt_group[k]``;
+  ``kt_obj (K,)`` the object slot of the node, or -1 when it spans several objects;
+  ``kt_root (1,)`` the root node (``(0,)`` for a scene without bounded primitives);
+- ``unbounded (u,)`` int32: primitives without a finite AABB (halfspaces), tested always;
+- ``n_obj (1,)`` int32: number of object slots.
+
+Queries take the query as a block of primitives too (``qtab``, ``qposes (k, 4, 4)``,
+``qlo, qhi (k, 3)``): one convex shape is a block of one, a mesh a block of triangles.
+
+Every node id the traversal visits is a stable index into these arrays, so a later front-list
+cache (DESIGN §7) can store the nodes where a traversal stopped and seed the stack with them
+(`_push` takes any (tree, node) pair). Stacks are ``(S, 2)`` int32, entry = (tree, node),
+tree 0 = KCD tree, 1 = group BVH; S = kernels.bvh.STACK_SIZE suffices for any tree built by
+planning_collision.bvh (median splits) plus the widest multi-child node; kernels return
+-2 on overflow rather than write out of bounds.
+"""
+
+import math
+from collections import namedtuple
+
+from ._jit import kernel
+from .bvh import aabb_overlap, aabb_sqdist
+from .pair import pair_distance, pair_overlap
+
+FlatScene = namedtuple(
+    "FlatScene",
+    [
+        "tab", "poses", "plo", "phi", "pobj",
+        "bvh", "bvh_obj",
+        "kt_lo", "kt_hi", "kt_cstart", "kt_child", "kt_group", "kt_obj", "kt_root",
+        "unbounded", "n_obj",
+    ],
+)
+
+KT = 0
+BV = 1
+OVERFLOW = -2
+
+
+@kernel
+def _push(stack, sp, tree, node):
+    """Push (tree, node); returns the new stack pointer, or -1 when full."""
+    if sp >= stack.shape[0]:
+        return -1
+    stack[sp, 0] = tree
+    stack[sp, 1] = node
+    return sp + 1
+
+
+@kernel
+def _push_children(scene, stack, sp, tree, nd):
+    """Push the children of an internal node (KCD: all children; BVH: left, right)."""
+    if tree == KT:
+        g = scene.kt_group[nd]
+        if g >= 0:
+            return _push(stack, sp, BV, g)
+        for e in range(scene.kt_cstart[nd], scene.kt_cstart[nd + 1]):
+            sp = _push(stack, sp, KT, scene.kt_child[e])
+            if sp < 0:
+                return -1
+        return sp
+    sp = _push(stack, sp, BV, scene.bvh.right[nd])
+    if sp < 0:
+        return -1
+    return _push(stack, sp, BV, scene.bvh.left[nd])
+
+
+@kernel
+def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, stack):
+    """Objects within `margin` (signed distance <= margin) of the query block.
+
+    hit : (n_obj,) uint8, zeroed by the caller; set to 1 for each object in collision.
+    stop_first : return at the first hit (the boolean fast path).
+    Returns the number of objects hit, or -2 on stack overflow. Nodes and primitives of
+    objects already hit are skipped.
+    """
+    nhit = 0
+    nq = qtab.kind.shape[0]
+    for u in range(scene.unbounded.shape[0]):
+        p = scene.unbounded[u]
+        o = scene.pobj[p]
+        if hit[o]:
+            continue
+        for i in range(nq):
+            if pair_overlap(qtab, i, qposes[i], scene.tab, p, scene.poses[p], margin, ws):
+                hit[o] = 1
+                nhit += 1
+                break
+        if nhit > 0 and stop_first:
+            return nhit
+    if scene.kt_root.shape[0] == 0:
+        return nhit
+    for i in range(nq):
+        sp = _push(stack, 0, KT, scene.kt_root[0])
+        while sp > 0:
+            sp -= 1
+            tree = stack[sp, 0]
+            nd = stack[sp, 1]
+            if tree == KT:
+                o = scene.kt_obj[nd]
+                if o >= 0 and hit[o]:
+                    continue
+                if not aabb_overlap(scene.kt_lo[nd], scene.kt_hi[nd], qlo[i], qhi[i], margin):
+                    continue
+                sp = _push_children(scene, stack, sp, KT, nd)
+                if sp < 0:
+                    return OVERFLOW
+                continue
+            o = scene.bvh_obj[nd]
+            if hit[o]:
+                continue
+            if not aabb_overlap(scene.bvh.lo[nd], scene.bvh.hi[nd], qlo[i], qhi[i], margin):
+                continue
+            cnt = scene.bvh.count[nd]
+            if cnt == 0:
+                sp = _push_children(scene, stack, sp, BV, nd)
+                if sp < 0:
+                    return OVERFLOW
+                continue
+            f = scene.bvh.first[nd]
+            for j in range(f, f + cnt):
+                p = scene.bvh.order[j]
+                if not aabb_overlap(scene.plo[p], scene.phi[p], qlo[i], qhi[i], margin):
+                    continue
+                if pair_overlap(qtab, i, qposes[i], scene.tab, p, scene.poses[p], margin, ws):
+                    hit[o] = 1
+                    nhit += 1
+                    if stop_first:
+                        return nhit
+                    break  # the rest of this object is skipped
+    return nhit
+
+
+@kernel
+def _lower_bound(lo, hi, qlo, qhi):
+    """Lower bound on the signed distance between anything in two boxes: their gap when
+    apart, -inf when they overlap (a penetration can be arbitrarily deep)."""
+    s = aabb_sqdist(lo, hi, qlo, qhi)
+    if s > 0.0:
+        return math.sqrt(s)
+    return -math.inf
+
+
+@kernel
+def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws, tmp, stack):
+    """Signed distances from the query block to the scene's objects.
+
+    best : (n_obj, 10) float64; the caller sets ``best[:, 0] = inf``. On return, for each
+        object whose distance is <= max_dist, ``best[o]`` holds the pair layout of
+        kernels/layout.py (distance, point on the query, point on the object, normal from
+        the query to the object); other rows keep distance inf.
+    per_object : True computes every object's distance (pruning each object by its own best
+        so far and by max_dist); False only the nearest (pruning by the best over all
+        objects), other rows then hold upper bounds or inf.
+    tmp : (10,) float64 scratch. Returns the slot of the nearest object (-1 if none is
+    within max_dist), or -2 on stack overflow.
+    """
+    nq = qtab.kind.shape[0]
+    gbest = math.inf
+    arg = -1
+    for u in range(scene.unbounded.shape[0]):
+        p = scene.unbounded[u]
+        o = scene.pobj[p]
+        for i in range(nq):
+            bound = max_dist if per_object else min(max_dist, gbest)
+            if best[o, 0] < bound:
+                bound = best[o, 0]
+            pair_distance(qtab, i, qposes[i], scene.tab, p, scene.poses[p], bound, ws, tmp)
+            if tmp[0] <= bound and tmp[0] < best[o, 0]:
+                for c in range(10):
+                    best[o, c] = tmp[c]
+                if tmp[0] < gbest:
+                    gbest = tmp[0]
+                    arg = o
+    if scene.kt_root.shape[0] == 0:
+        return arg
+    for i in range(nq):
+        sp = _push(stack, 0, KT, scene.kt_root[0])
+        while sp > 0:
+            sp -= 1
+            tree = stack[sp, 0]
+            nd = stack[sp, 1]
+            if tree == KT:
+                o = scene.kt_obj[nd]
+                lo = scene.kt_lo[nd]
+                hi = scene.kt_hi[nd]
+            else:
+                o = scene.bvh_obj[nd]
+                lo = scene.bvh.lo[nd]
+                hi = scene.bvh.hi[nd]
+            bound = max_dist if per_object else min(max_dist, gbest)
+            if o >= 0 and best[o, 0] < bound:
+                bound = best[o, 0]
+            if _lower_bound(lo, hi, qlo[i], qhi[i]) > bound:
+                continue
+            if tree == KT or scene.bvh.count[nd] == 0:
+                if tree == BV:
+                    # nearer child last, so it is popped first (tighter bounds sooner)
+                    l = scene.bvh.left[nd]
+                    r = scene.bvh.right[nd]
+                    dl = aabb_sqdist(scene.bvh.lo[l], scene.bvh.hi[l], qlo[i], qhi[i])
+                    dr = aabb_sqdist(scene.bvh.lo[r], scene.bvh.hi[r], qlo[i], qhi[i])
+                    if dl <= dr:
+                        sp = _push(stack, sp, BV, r)
+                        if sp >= 0:
+                            sp = _push(stack, sp, BV, l)
+                    else:
+                        sp = _push(stack, sp, BV, l)
+                        if sp >= 0:
+                            sp = _push(stack, sp, BV, r)
+                else:
+                    sp = _push_children(scene, stack, sp, KT, nd)
+                if sp < 0:
+                    return OVERFLOW
+                continue
+            f = scene.bvh.first[nd]
+            for j in range(f, f + scene.bvh.count[nd]):
+                p = scene.bvh.order[j]
+                bound = max_dist if per_object else min(max_dist, gbest)
+                if best[o, 0] < bound:
+                    bound = best[o, 0]
+                if _lower_bound(scene.plo[p], scene.phi[p], qlo[i], qhi[i]) > bound:
+                    continue
+                pair_distance(qtab, i, qposes[i], scene.tab, p, scene.poses[p], bound, ws, tmp)
+                if tmp[0] <= bound and tmp[0] < best[o, 0]:
+                    for c in range(10):
+                        best[o, c] = tmp[c]
+                    if tmp[0] < gbest:
+                        gbest = tmp[0]
+                        arg = o
+    return arg
+
+
+@kernel
+def scene_candidates(scene, qlo, qhi, margin, stack, out):
+    """Broadphase only: primitives whose AABB overlaps (qlo, qhi) within margin, through
+    the KCD tree and group BVHs (unbounded primitives always listed). out (n,) int32;
+    returns the count or -2 on overflow."""
+    nout = 0
+    for u in range(scene.unbounded.shape[0]):
+        out[nout] = scene.unbounded[u]
+        nout += 1
+    if scene.kt_root.shape[0] == 0:
+        return nout
+    sp = _push(stack, 0, KT, scene.kt_root[0])
+    while sp > 0:
+        sp -= 1
+        tree = stack[sp, 0]
+        nd = stack[sp, 1]
+        if tree == KT:
+            if aabb_overlap(scene.kt_lo[nd], scene.kt_hi[nd], qlo, qhi, margin):
+                sp = _push_children(scene, stack, sp, KT, nd)
+        elif aabb_overlap(scene.bvh.lo[nd], scene.bvh.hi[nd], qlo, qhi, margin):
+            if scene.bvh.count[nd] == 0:
+                sp = _push_children(scene, stack, sp, BV, nd)
+            else:
+                f = scene.bvh.first[nd]
+                for j in range(f, f + scene.bvh.count[nd]):
+                    p = scene.bvh.order[j]
+                    if aabb_overlap(scene.plo[p], scene.phi[p], qlo, qhi, margin):
+                        out[nout] = p
+                        nout += 1
+        if sp < 0:
+            return OVERFLOW
+    return nout

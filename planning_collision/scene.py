@@ -1,0 +1,506 @@
+"""Scene: static obstacles, KCD grouping, and the collision-world API (DESIGN §5).
+
+::
+
+    import numpy as np
+    import planning_collision as pc
+
+    scene = pc.Scene()
+    table = scene.add(pc.Box((1.0, 1.0, 0.05)), np.eye(4), name="table")
+    T = np.eye(4); T[2, 3] = 0.1
+    scene.collide_object(pc.Sphere(0.08), T)          # [table]: sorted ids in collision
+    scene.min_distance(pc.Sphere(0.05), T)            # DistanceResult(..., id=table)
+    scene.distances(pc.Sphere(0.05), T, max_distance=0.5)  # [(id, DistanceResult), ...]
+
+**Objects.** ``add(shape, T, name)`` takes any shape (convex shapes, ``Halfspace``, ``Mesh``,
+``PointCloud``, ``VoxelGrid``) or a *compound*: a list of ``(shape, T_object_part)`` pairs
+posed together by ``T`` (a MoveIt collision object with several shapes). Each object is
+compiled into convex primitives when it is added (so a bad object raises there and leaves
+the scene unchanged): one per convex shape, one 3-point convex per mesh triangle, one ball
+per cloud point, one box per voxel.
+
+**KCD grouping** (Van Geem & Siméon, IROS 2001), done per object when it is added:
+
+1. an AABB per primitive;
+2. primitives of the object whose AABBs overlap (transitively) form a *group*; each group gets
+   a binary BVH over its primitives (median split);
+3. groups of the object whose AABBs overlap are merged under a parent node, repeated until
+   no two nodes of a level overlap: a multi-child AABB tree per object;
+4. ``min_size=v`` (detail filter): a primitive whose AABB volume is below ``v**3`` is replaced
+   by that AABB as a box (conservative: collisions are only ever added).
+
+On ``build()`` (implied by the first query) the objects' trees are joined under a binary BVH
+over their top nodes, and all arrays are concatenated into one `FlatScene` that numba
+kernels take as one argument. ``add``/``remove`` never regroup other objects: the touched
+object is compiled alone, and only the top tree (over group boxes, a few ms) and the
+concatenation are redone at the next query. Halfspaces are unbounded and kept in a separate
+list every query tests.
+
+A scene holds one scratch workspace: use one Scene per thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from .bvh import Primitives, build_bvh, build_bvh_forest, concat_primitives, detail_filter, primitives
+from .geometry.shapes import Shape
+from .geometry.validate import as_pose, finite_scalar, positive_scalar
+from .kernels.bvh import STACK_SIZE, FlatBVH, overlap_components
+from .kernels.layout import OUT_SIZE
+from .kernels.pair import new_workspace
+from .kernels.scene_query import FlatScene, scene_candidates, scene_collide, scene_distance
+from .results import DistanceResult
+
+__all__ = ["Scene", "Obstacle", "FlatScene", "query_block"]
+
+log = logging.getLogger(__name__)
+
+
+class Obstacle(NamedTuple):
+    """What `Scene.get` returns: the object as it was added."""
+
+    id: int
+    name: str | None
+    shape: object  # a Shape, or a list of (Shape, T_object_part) pairs
+    T: npt.NDArray[np.float64]
+
+
+class _Block(NamedTuple):
+    """One object compiled alone, in object-local numbering."""
+
+    prims: Primitives
+    unbounded: np.ndarray  # local primitive indices without finite AABB
+    bvh: FlatBVH  # forest, one tree per group; order = local primitive indices
+    kt_lo: np.ndarray
+    kt_hi: np.ndarray
+    kt_ccount: np.ndarray  # children per node
+    kt_child: np.ndarray  # local kt ids
+    kt_group: np.ndarray  # local bvh root, or -1
+    top: np.ndarray  # local kt ids of the object's top level
+    n_replaced: int  # primitives the detail filter replaced
+
+
+def _components(lo: np.ndarray, hi: np.ndarray) -> tuple[int, np.ndarray]:
+    """Connected components of the AABB-overlap graph of boxes (lo, hi)."""
+    n = lo.shape[0]
+    if n == 1:
+        return 1, np.zeros(1, np.int64)
+    tree = build_bvh(lo, hi)
+    labels = np.empty(n, np.int64)
+    k = overlap_components(
+        tree, 0, lo, hi, np.zeros(n, np.int32), np.empty(STACK_SIZE, np.int32), labels
+    )
+    if k < 0:  # cannot happen for a median-split tree; guard the kernel's contract
+        raise RuntimeError("BVH traversal stack overflow while grouping")
+    return int(k), labels
+
+
+def _parts(shape, T, where: str):
+    """The (shape, T_world_part) pairs of an object, validated."""
+    if isinstance(shape, Shape):
+        return [(shape, T)]
+    if isinstance(shape, (list, tuple)) and shape and all(
+        isinstance(p, (list, tuple)) and len(p) == 2 for p in shape
+    ):
+        out = []
+        for k, (s, Tl) in enumerate(shape):
+            if not isinstance(s, Shape):
+                raise TypeError(f"{where} part {k}: expected a shape, got {type(s).__name__}")
+            out.append((s, T @ as_pose(Tl, f"{where} part {k} pose")))
+        return out
+    raise TypeError(
+        f"{where}: expected a shape or a non-empty list of (shape, T_object_part) pairs, "
+        f"got {type(shape).__name__}"
+    )
+
+
+def _compile(parts, min_size: float | None) -> _Block:
+    prims = concat_primitives(primitives(s, Tw) for s, Tw in parts)
+    nrep = 0
+    if min_size is not None:
+        prims, nrep = detail_filter(prims, min_size)
+    bounded = np.all(np.isfinite(prims.lo), axis=1) & np.all(np.isfinite(prims.hi), axis=1)
+    unb = np.flatnonzero(~bounded).astype(np.int32)
+    bidx = np.flatnonzero(bounded)
+    nb = bidx.size
+    z32 = np.zeros(0, np.int32)
+    if nb == 0:
+        e3 = np.zeros((0, 3))
+        bvh = FlatBVH(e3, e3.copy(), z32, z32, z32, z32, z32)
+        return _Block(prims, unb, bvh, e3, e3.copy(), z32, z32, z32, z32, nrep)
+    lo, hi = prims.lo[bidx], prims.hi[bidx]
+    # level 1: groups = overlap components; a BVH per group (one forest)
+    ngroups, labels = _components(lo, hi)
+    if nb == 1:
+        bvh = FlatBVH(lo.copy(), hi.copy(), np.full(1, -1, np.int32), np.full(1, -1, np.int32),
+                      np.zeros(1, np.int32), np.ones(1, np.int32), np.zeros(1, np.int32))
+        roots = np.zeros(1, np.int32)
+    else:
+        bvh, roots = build_bvh_forest(lo, hi, labels)
+    bvh = bvh._replace(order=bidx[bvh.order].astype(np.int32))
+    kt_lo = [bvh.lo[roots]]
+    kt_hi = [bvh.hi[roots]]
+    kt_ccount = [np.zeros(ngroups, np.int64)]
+    kt_child = []
+    kt_group = [roots.astype(np.int64)]
+    cur = np.arange(ngroups)
+    nkt = ngroups
+    # higher levels: merge overlapping node boxes until a level has no overlaps
+    while cur.size > 1:
+        clo = np.concatenate(kt_lo)[cur]
+        chi = np.concatenate(kt_hi)[cur]
+        k, lab = _components(clo, chi)
+        if k == cur.size:
+            break
+        sizes = np.bincount(lab, minlength=k)
+        node_of = np.empty(k, np.int64)
+        single = sizes[lab] == 1
+        node_of[lab[single]] = cur[single]  # a lone node passes up unchanged
+        multi = np.flatnonzero(sizes > 1)
+        node_of[multi] = nkt + np.arange(multi.size)
+        # one new node per multi-member component; its children are the members
+        mm = ~single
+        srt = np.argsort(lab[mm], kind="stable")
+        kids = cur[mm][srt]
+        klab = lab[mm][srt]
+        starts = np.flatnonzero(np.r_[True, klab[1:] != klab[:-1]])
+        kt_lo.append(np.minimum.reduceat(clo[mm][srt], starts, axis=0))
+        kt_hi.append(np.maximum.reduceat(chi[mm][srt], starts, axis=0))
+        kt_ccount.append(sizes[multi])
+        kt_child.append(kids)
+        kt_group.append(np.full(multi.size, -1))
+        nkt += multi.size
+        cur = node_of
+    return _Block(
+        prims, unb, bvh,
+        np.ascontiguousarray(np.concatenate(kt_lo)), np.ascontiguousarray(np.concatenate(kt_hi)),
+        np.concatenate(kt_ccount).astype(np.int32),
+        (np.concatenate(kt_child) if kt_child else np.zeros(0)).astype(np.int32),
+        np.concatenate(kt_group).astype(np.int32),
+        cur.astype(np.int32), nrep,
+    )
+
+
+def _flatten(blocks: Sequence[_Block]) -> FlatScene:
+    """Concatenate compiled objects (slot = position) and join them under a top BVH."""
+    nobj = len(blocks)
+    prims = concat_primitives(b.prims for b in blocks)
+    npr = np.array([len(b.prims) for b in blocks], np.int64)
+    nbv = np.array([b.bvh.lo.shape[0] for b in blocks], np.int64)
+    nord = np.array([b.bvh.order.shape[0] for b in blocks], np.int64)
+    nkt = np.array([b.kt_lo.shape[0] for b in blocks], np.int64)
+    poff = np.r_[0, np.cumsum(npr)][:-1]
+    boff = np.r_[0, np.cumsum(nbv)][:-1]
+    ooff = np.r_[0, np.cumsum(nord)][:-1]
+    koff = np.r_[0, np.cumsum(nkt)][:-1]
+    slots = np.arange(nobj)
+
+    def cat(field, dtype=None, shape=(0,)):
+        arrs = [getattr(b.bvh, field) for b in blocks]
+        return np.concatenate(arrs) if arrs else np.zeros(shape, dtype)
+
+    e3 = np.zeros((0, 3))
+    blo = np.ascontiguousarray(np.concatenate([b.bvh.lo for b in blocks]) if blocks else e3)
+    bhi = np.ascontiguousarray(np.concatenate([b.bvh.hi for b in blocks]) if blocks else e3)
+    node_boff = np.repeat(boff, nbv)
+    left = cat("left", np.int32).astype(np.int64)
+    right = cat("right", np.int32).astype(np.int64)
+    left = np.where(left >= 0, left + node_boff, -1)
+    right = np.where(right >= 0, right + node_boff, -1)
+    first = cat("first", np.int32) + np.repeat(ooff, nbv)
+    count = cat("count", np.int32)
+    order = cat("order", np.int32) + np.repeat(poff, nord)
+    bvh = FlatBVH(blo, bhi, left.astype(np.int32), right.astype(np.int32),
+                  first.astype(np.int32), count.astype(np.int32), order.astype(np.int32))
+    bvh_obj = np.repeat(slots, nbv).astype(np.int32)
+
+    K = int(nkt.sum())
+    kt_lo = [b.kt_lo for b in blocks]
+    kt_hi = [b.kt_hi for b in blocks]
+    ccount = [b.kt_ccount.astype(np.int64) for b in blocks]
+    nchild = np.array([b.kt_child.shape[0] for b in blocks], np.int64)
+    child = [np.concatenate([b.kt_child for b in blocks]).astype(np.int64) + np.repeat(koff, nchild)] if blocks else []
+    grp = np.concatenate([b.kt_group for b in blocks]).astype(np.int64) if blocks else np.zeros(0, np.int64)
+    group = [np.where(grp >= 0, grp + np.repeat(boff, nkt), -1)]
+    kobj = [np.repeat(slots, nkt)]
+    tops = np.concatenate([b.top.astype(np.int64) + o for b, o in zip(blocks, koff)]) if blocks else np.zeros(0, np.int64)
+    root = np.zeros(0, np.int32)
+    if tops.size == 1:
+        root = np.array([tops[0]], np.int32)
+    elif tops.size > 1:
+        # the top of the hierarchy: a binary BVH over every object's top nodes, as kt nodes
+        allo = np.concatenate(kt_lo)
+        alhi = np.concatenate(kt_hi)
+        top = build_bvh(allo[tops], alhi[tops])
+        m = top.lo.shape[0]
+        leaf = top.count > 0
+        cc = np.where(leaf, top.count, 2).astype(np.int64)
+        ch = np.empty(int(cc.sum()), np.int64)
+        st = np.r_[0, np.cumsum(cc)][:-1]
+        inner = np.flatnonzero(~leaf)
+        ch[st[inner]] = K + top.left[inner]
+        ch[st[inner] + 1] = K + top.right[inner]
+        lf = np.flatnonzero(leaf)
+        rep = np.repeat(lf, cc[lf])
+        rank = np.arange(rep.size) - np.repeat(np.r_[0, np.cumsum(cc[lf])][:-1], cc[lf])
+        ch[st[rep] + rank] = tops[top.order[top.first[rep] + rank]]
+        # a top leaf whose children are all one object's keeps that object (pruning by it)
+        tobj = np.full(m, -1, np.int64)
+        allobj = np.concatenate(kobj)
+        for_leaf = allobj[ch[st[rep] + rank]]
+        omin = np.minimum.reduceat(for_leaf, np.r_[0, np.cumsum(cc[lf])][:-1]) if lf.size else for_leaf
+        omax = np.maximum.reduceat(for_leaf, np.r_[0, np.cumsum(cc[lf])][:-1]) if lf.size else for_leaf
+        tobj[lf] = np.where(omin == omax, omin, -1)
+        kt_lo.append(top.lo)
+        kt_hi.append(top.hi)
+        ccount.append(cc)
+        child.append(ch)
+        group.append(np.full(m, -1, np.int64))
+        kobj.append(tobj)
+        root = np.array([K], np.int32)
+    cstart = np.zeros(sum(c.size for c in ccount) + 1, np.int64)
+    if ccount:
+        np.cumsum(np.concatenate(ccount), out=cstart[1:])
+    unb = [b.unbounded.astype(np.int64) + o for b, o in zip(blocks, poff)]
+    return FlatScene(
+        prims.tab,
+        np.ascontiguousarray(prims.poses),
+        np.ascontiguousarray(prims.lo),
+        np.ascontiguousarray(prims.hi),
+        np.repeat(slots, npr).astype(np.int32),
+        bvh,
+        bvh_obj,
+        np.ascontiguousarray(np.concatenate(kt_lo) if kt_lo else e3),
+        np.ascontiguousarray(np.concatenate(kt_hi) if kt_hi else e3),
+        cstart.astype(np.int32),
+        (np.concatenate(child) if child else np.zeros(0)).astype(np.int32),
+        (np.concatenate(group) if group else np.zeros(0)).astype(np.int32),
+        (np.concatenate(kobj) if kobj else np.zeros(0)).astype(np.int32),
+        root,
+        (np.concatenate(unb) if unb else np.zeros(0)).astype(np.int32),
+        np.array([nobj], np.int32),
+    )
+
+
+def query_block(shape: Shape, T) -> Primitives:
+    """The query shape posed by ``T (4, 4)`` as a block of primitives (what the scene
+    kernels take as their query): one primitive for a convex shape, many for a mesh or a
+    cloud."""
+    if not isinstance(shape, Shape):
+        raise TypeError(f"shape must be a planning_collision shape, got {type(shape).__name__}")
+    return primitives(shape, as_pose(T, "T"))
+
+
+class Scene:
+    """Static obstacles with KCD grouping and shape-vs-scene queries (module doc).
+
+    min_size : float or None, m; the detail filter (primitives with AABB volume below
+        ``min_size**3`` become their AABB). None keeps every primitive exact.
+    """
+
+    def __init__(self, min_size: float | None = None):
+        self.min_size = None if min_size is None else positive_scalar("min_size", min_size)
+        self._objects: dict[int, Obstacle] = {}
+        self._blocks: dict[int, _Block] = {}
+        self._next_id = 0
+        self._flat: FlatScene | None = None
+        self._slot_ids = np.zeros(0, np.int64)
+        self._ws = new_workspace()
+        self._stack = np.zeros((STACK_SIZE, 2), np.int32)
+        self._tmp = np.zeros(OUT_SIZE)
+
+    # ------------------------------------------------------------------ objects
+    def add(self, shape, T=None, name: str | None = None) -> int:
+        """Add an obstacle; returns its id (ints, never reused).
+
+        shape : a Shape, or a list of ``(Shape, T_object_part)`` pairs (one compound object).
+        T : (4, 4) float64, T_world_object (identity when None).
+        Raises ValueError/TypeError naming the problem; the scene is then unchanged.
+        """
+        where = f"obstacle {name!r}" if name is not None else f"obstacle #{self._next_id}"
+        T = np.eye(4) if T is None else as_pose(T, f"{where} pose T")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"{where}: name must be a str, got {type(name).__name__}")
+        block = _compile(_parts(shape, T, where), self.min_size)
+        oid = self._next_id
+        self._next_id += 1
+        self._objects[oid] = Obstacle(oid, name, shape, T)
+        self._blocks[oid] = block
+        self._flat = None
+        return oid
+
+    def remove(self, id: int) -> None:
+        """Remove the obstacle `id`; KeyError if there is none."""
+        self._check_id(id)
+        del self._objects[id]
+        del self._blocks[id]
+        self._flat = None
+
+    def contains(self, id: int) -> bool:
+        return isinstance(id, (int, np.integer)) and int(id) in self._objects
+
+    __contains__ = contains
+
+    def get(self, id: int) -> Obstacle:
+        """The obstacle `id` as added: Obstacle(id, name, shape, T); KeyError if none."""
+        self._check_id(id)
+        return self._objects[id]
+
+    def ids(self) -> list[int]:
+        return list(self._objects)
+
+    def find(self, name: str) -> list[int]:
+        """Ids of the obstacles called `name`."""
+        return [i for i, o in self._objects.items() if o.name == name]
+
+    def __len__(self) -> int:
+        return len(self._objects)
+
+    def __iter__(self):
+        return iter(self._objects.values())
+
+    def __repr__(self):
+        n = sum(len(b.prims) for b in self._blocks.values())
+        return f"Scene({len(self)} obstacles, {n} primitives, min_size={self.min_size})"
+
+    def _check_id(self, id):
+        if not isinstance(id, (int, np.integer)) or isinstance(id, bool):
+            raise TypeError(f"obstacle id must be an int, got {type(id).__name__}")
+        if int(id) not in self._objects:
+            raise KeyError(f"no obstacle with id {id} in the scene ({len(self)} obstacles)")
+
+    # ------------------------------------------------------------------ flat form
+    def build(self) -> FlatScene:
+        """Compile the scene into its flat form (done by the first query after a change)."""
+        if self._flat is None:
+            ids = list(self._blocks)
+            self._flat = _flatten([self._blocks[i] for i in ids])
+            self._slot_ids = np.array(ids, np.int64)
+        return self._flat
+
+    @property
+    def flat(self) -> FlatScene:
+        """The `FlatScene` (kernels/scene_query.py) a CollisionChecker passes to numba."""
+        return self.build()
+
+    @property
+    def slot_ids(self) -> npt.NDArray[np.int64]:
+        """Obstacle id of each object slot of the flat form."""
+        self.build()
+        return self._slot_ids
+
+    def stats(self) -> dict:
+        """Sizes of the compiled scene: objects, primitives, groups, nodes, bytes."""
+        f = self.build()
+        nbytes = sum(a.nbytes for a in f.tab) + sum(
+            a.nbytes for a in (f.poses, f.plo, f.phi, f.pobj, f.bvh_obj, f.kt_lo, f.kt_hi,
+                               f.kt_cstart, f.kt_child, f.kt_group, f.kt_obj, f.unbounded)
+        ) + sum(a.nbytes for a in f.bvh)
+        return {
+            "objects": len(self),
+            "primitives": int(f.tab.kind.shape[0]),
+            "groups": int((f.kt_group >= 0).sum()),
+            "kcd_nodes": int(f.kt_lo.shape[0]),
+            "bvh_nodes": int(f.bvh.lo.shape[0]),
+            "unbounded": int(f.unbounded.shape[0]),
+            "replaced_by_detail_filter": int(sum(b.n_replaced for b in self._blocks.values())),
+            "bytes": int(nbytes),
+        }
+
+    # ------------------------------------------------------------------ queries
+    def collide_object(self, shape: Shape, T, margin: float = 0.0) -> list[int]:
+        """Sorted ids of the obstacles within `margin` (m, signed distance <= margin) of
+        `shape` posed by ``T (4, 4)``; touching counts."""
+        margin = finite_scalar("margin", margin)
+        q = query_block(shape, T)
+        f = self.build()
+        hit = np.zeros(max(len(self), 1), np.uint8)
+        n = scene_collide(f, q.tab, q.poses, q.lo, q.hi, margin, False, hit, self._ws, self._stack)
+        self._check(n)
+        return sorted(int(i) for i in self._slot_ids[np.flatnonzero(hit[: len(self)])])
+
+    def in_collision(self, shape: Shape, T, margin: float = 0.0) -> bool:
+        """True iff `shape` posed by `T` is within `margin` of any obstacle (returns at the
+        first hit)."""
+        margin = finite_scalar("margin", margin)
+        q = query_block(shape, T)
+        f = self.build()
+        hit = np.zeros(max(len(self), 1), np.uint8)
+        n = scene_collide(f, q.tab, q.poses, q.lo, q.hi, margin, True, hit, self._ws, self._stack)
+        self._check(n)
+        return n > 0
+
+    def _distance_rows(self, shape, T, max_distance, per_object):
+        md = np.inf if max_distance is None else finite_scalar("max_distance", max_distance)
+        q = query_block(shape, T)
+        f = self.build()
+        best = np.full((max(len(self), 1), OUT_SIZE), np.nan)
+        best[:, 0] = np.inf
+        arg = scene_distance(f, q.tab, q.poses, q.lo, q.hi, md, per_object, best, self._ws,
+                             self._tmp, self._stack)
+        self._check(arg)
+        return best, arg
+
+    def distances(self, shape: Shape, T, max_distance: float | None = None):
+        """``[(id, DistanceResult), ...]`` in id order: the signed distance from `shape`
+        posed by `T` to every obstacle (DistanceResult.point_a on the shape, point_b on the
+        obstacle, normal from shape to obstacle). With `max_distance`, obstacles farther
+        than it are left out (and not computed exactly)."""
+        best, _ = self._distance_rows(shape, T, max_distance, True)
+        out = []
+        for s in np.flatnonzero(best[: len(self), 0] < np.inf):
+            r = best[s]
+            oid = int(self._slot_ids[s])
+            out.append((oid, DistanceResult(float(r[0]), r[1:4].copy(), r[4:7].copy(),
+                                            r[7:10].copy(), oid)))
+        out.sort(key=lambda x: x[0])
+        return out
+
+    def min_distance(self, shape: Shape, T, max_distance: float | None = None) -> DistanceResult:
+        """The nearest obstacle: DistanceResult with ``.id``. When the scene is empty or
+        nothing is within `max_distance`: distance inf, NaN points and normal, id None."""
+        best, arg = self._distance_rows(shape, T, max_distance, False)
+        if arg < 0:
+            nan = np.full(3, np.nan)
+            return DistanceResult(np.inf, nan, nan.copy(), nan.copy(), None)
+        r = best[arg]
+        oid = int(self._slot_ids[arg])
+        return DistanceResult(float(r[0]), r[1:4].copy(), r[4:7].copy(), r[7:10].copy(), oid)
+
+    def candidates(self, shape: Shape, T, margin: float = 0.0) -> npt.NDArray[np.int32]:
+        """Broadphase only: indices (into the flat form's primitives) whose AABB overlaps
+        the query's AABB within `margin`."""
+        q = query_block(shape, T)
+        f = self.build()
+        lo, hi = q.lo.min(axis=0), q.hi.max(axis=0)
+        out = np.empty(max(f.tab.kind.shape[0], 1), np.int32)
+        n = scene_candidates(f, lo, hi, finite_scalar("margin", margin), self._stack, out)
+        self._check(n)
+        return np.sort(out[:n])
+
+    @staticmethod
+    def _check(n):
+        if n == -2:
+            raise RuntimeError("scene traversal stack overflow (a bug: trees are median-split)")
+
+    # ------------------------------------------------------------------ files
+    @classmethod
+    def from_file(cls, path, **kwargs) -> "Scene":
+        """Load a scene: ``.json`` (the project's format, docs/scene_format.md), ``.scene``
+        (MoveIt's text format), or any mesh file trimesh loads (one Mesh obstacle)."""
+        from .io.scene_files import load_scene
+
+        return load_scene(path, **kwargs)
+
+    def to_file(self, path) -> None:
+        """Write the scene as ``.json`` (every shape kind) or ``.scene`` (MoveIt; convex
+        shapes and meshes)."""
+        from .io.scene_files import save_scene
+
+        save_scene(self, path)
