@@ -24,7 +24,7 @@ Every loop ends: at most ``MAX_ITER`` iterations, and each iteration either stri
 
 import math
 
-from ._jit import kernel
+from ._jit import inline_kernel, kernel
 from .support import core_support_world
 
 W = 0
@@ -333,7 +333,7 @@ def simplex_point(ws, n, base, out, o):
     out[o + 2] = z
 
 
-@kernel
+@inline_kernel
 def _support_pair(tab_a, ia, T_a, tab_b, ib, T_b, dx, dy, dz, ws):
     """Support of D = A - B along (dx, dy, dz): s_A(d) - s_B(-d), into ws[TMP:TMP+6]."""
     ha = core_support_world(tab_a, ia, T_a, dx, dy, dz, int(ws[HINT_A]), ws, TMP)

@@ -10,11 +10,11 @@ climbing is exact, with ties included.
 
 import math
 
-from ._jit import kernel
+from ._jit import inline_kernel, kernel
 from .layout import BOX, CAPSULE, CONE, CONVEX, CYLINDER, HILL_CLIMB_MIN_VERTS, SPHERE
 
 
-@kernel
+@inline_kernel
 def points_support_brute(verts, v0, v1, dx, dy, dz):
     """Index (global) of the point of verts[v0:v1] farthest along (dx, dy, dz)."""
     best = v0
@@ -46,7 +46,7 @@ def points_support_climb(verts, v0, adjstart, adj, dx, dy, dz, start):
             return cur
 
 
-@kernel
+@inline_kernel
 def core_support_local(kind, params, verts, vstart, adjstart, adj, i, dx, dy, dz, hint, out, o):
     """Support point of shape i's core in its local frame along (dx, dy, dz), into out[o:o+3].
 
@@ -118,7 +118,7 @@ def core_support_local(kind, params, verts, vstart, adjstart, adj, i, dx, dy, dz
     return loc
 
 
-@kernel
+@inline_kernel
 def core_support_world(tab, i, T, d0, d1, d2, hint, out, o):
     """Support of shape i's core posed by T (4x4) along world direction (d0, d1, d2).
 

@@ -1,0 +1,35 @@
+"""The README's first commands are what a newcomer runs, and CI runs the same test command."""
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _readme_commands():
+    lines = (ROOT / "README.md").read_text().splitlines()
+    start = lines.index("```bash") + 1
+    cmds = []
+    for line in lines[start:]:
+        if line.startswith("```"):
+            break
+        cmds.append(line.split("#", 1)[0].strip())
+    return cmds
+
+
+def test_readme_opens_with_install_demo_and_test_commands():
+    demo, tests = _readme_commands()[:2]
+    assert "pip install" in demo and "demos/" in demo
+    assert "pip install" in tests and "pytest" in tests
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    test_cmd = _readme_commands()[1]
+    ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert test_cmd in ci_lines
+
+
+def test_readme_demo_script_exists_and_has_main():
+    demo = _readme_commands()[0]
+    script = next(tok for tok in demo.split() if tok.startswith("demos/"))
+    src = (ROOT / script).read_text()
+    assert "def main(argv=None) -> int" in src
