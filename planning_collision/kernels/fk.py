@@ -141,7 +141,15 @@ def fk_link_poses(parent, jtype, axis, origin, qidx, mult, offset, q, out):
 def fk(model, q, out):
     """`fk_link_poses` on a `RobotModel`: link poses for q (dof,) into out (n_links, 4, 4)."""
     fk_link_poses(
-        model.parent, model.jtype, model.axis, model.origin, model.qidx, model.mult, model.offset, q, out
+        model.parent,
+        model.jtype,
+        model.axis,
+        model.origin,
+        model.qidx,
+        model.mult,
+        model.offset,
+        q,
+        out,
     )
 
 

@@ -1,0 +1,382 @@
+"""URDF reading (yourdfpy) into plain, validated Python records.
+
+`read_urdf(path)` parses the file with yourdfpy (no meshes loaded, no scene graph), resolves
+every collision mesh filename (``package://`` and relative paths) to an existing file, and
+checks the kinematic tree. Every problem raises a `URDFError` subclass whose message names the
+file and the link, joint or value at fault; `validate_urdf(path)` returns them all at once.
+
+Mesh resolution, ``package://<pkg>/<rest>``, tries in order: the caller's ``package_dirs``
+(``{pkg: dir}``), an ancestor directory of the URDF named ``<pkg>``, ``<ancestor>/<pkg>``,
+each root in ``ROS_PACKAGE_PATH``, and example-robot-data's ``share`` directory. A relative
+path is relative to the URDF's directory; ``file://`` is stripped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "URDFError",
+    "URDFParseError",
+    "URDFTreeError",
+    "URDFJointError",
+    "URDFLinkError",
+    "URDFMeshNotFoundError",
+    "CollisionElement",
+    "JointRecord",
+    "LinkRecord",
+    "URDFData",
+    "read_urdf",
+    "validate_urdf",
+    "example_robot_data_dir",
+]
+
+
+class URDFError(ValueError):
+    """A URDF problem; the message names the file and the element at fault."""
+
+
+class URDFParseError(URDFError):
+    """The file is not a URDF that parses."""
+
+
+class URDFTreeError(URDFError):
+    """The links and joints do not form one tree (no root, several roots, a cycle, a dangling
+    parent or child)."""
+
+
+class URDFJointError(URDFError):
+    """A joint is malformed (unknown type, bad limit or axis, mimic of an unknown joint) or a
+    joint name given by the caller does not exist."""
+
+
+class URDFLinkError(URDFError):
+    """A link's collision geometry is malformed or unsupported."""
+
+
+class URDFMeshNotFoundError(URDFError, FileNotFoundError):
+    """A collision mesh file cannot be found (also a FileNotFoundError)."""
+
+
+JOINT_TYPES = ("fixed", "revolute", "continuous", "prismatic", "floating")
+
+
+@dataclasses.dataclass(frozen=True)
+class CollisionElement:
+    """One ``<collision>`` of a link: geometry kind, its parameters and its pose in the link."""
+
+    kind: str  # "box" | "cylinder" | "sphere" | "mesh"
+    origin: np.ndarray  # (4, 4) T_link_geometry
+    size: tuple = ()  # box: full extents (3,); cylinder: (radius, length); sphere: (radius,)
+    filename: str = ""  # mesh: resolved absolute path
+    scale: tuple = (1.0, 1.0, 1.0)  # mesh scale
+
+
+@dataclasses.dataclass(frozen=True)
+class LinkRecord:
+    name: str
+    collisions: tuple  # of CollisionElement
+
+
+@dataclasses.dataclass(frozen=True)
+class JointRecord:
+    name: str
+    type: str
+    parent: str
+    child: str
+    origin: np.ndarray  # (4, 4) T_parent_joint at zero
+    axis: np.ndarray  # (3,) unit, joint frame
+    lower: float
+    upper: float
+    mimic: str | None = None
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class URDFData:
+    path: Path
+    name: str
+    root: str
+    links: dict  # name -> LinkRecord, in file order
+    joints: dict  # name -> JointRecord, in file order
+
+    def mesh_files(self) -> list[Path]:
+        """Every resolved collision mesh file, sorted (for content hashing)."""
+        files = {
+            c.filename for lk in self.links.values() for c in lk.collisions if c.kind == "mesh"
+        }
+        return sorted(Path(f) for f in files)
+
+
+def example_robot_data_dir() -> Path:
+    """``<prefix>/share/example-robot-data`` of the installed example-robot-data (cmeel)."""
+    roots = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    try:
+        import site
+
+        roots.update(site.getsitepackages())
+        roots.add(site.getusersitepackages())
+    except AttributeError:  # virtualenvs of old Pythons lack getsitepackages
+        pass
+    for r in sorted(roots):
+        d = Path(r) / "cmeel.prefix" / "share" / "example-robot-data"
+        if (d / "robots").is_dir():
+            return d
+    raise ImportError(
+        "example-robot-data is not installed (needed for the 'panda' and 'ur5' models): "
+        "pip install example-robot-data"
+    )
+
+
+def resolve_filename(fname: str, urdf_path: Path, package_dirs: dict | None = None) -> Path | None:
+    """The existing file `fname` (as written in the URDF) names, or None."""
+    if fname.startswith("file://"):
+        fname = fname[len("file://") :]
+    if fname.startswith("package://"):
+        rest = fname[len("package://") :]
+        pkg, _, sub = rest.partition("/")
+        candidates = []
+        if package_dirs and pkg in package_dirs:
+            candidates.append(Path(package_dirs[pkg]) / sub)
+        for anc in urdf_path.resolve().parents:
+            if anc.name == pkg:
+                candidates.append(anc / sub)
+            candidates.append(anc / pkg / sub)
+        for root in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep):
+            if root:
+                candidates.append(Path(root) / pkg / sub)
+        try:
+            candidates.append(example_robot_data_dir().parent / pkg / sub)
+        except ImportError:
+            pass
+        for c in candidates:
+            if c.is_file():
+                return c.resolve()
+        return None
+    p = Path(fname)
+    if not p.is_absolute():
+        p = urdf_path.resolve().parent / p
+    return p.resolve() if p.is_file() else None
+
+
+def _origin(o) -> np.ndarray:
+    return np.eye(4) if o is None else np.array(o, dtype=np.float64)
+
+
+def read_urdf(path, package_dirs: dict | None = None) -> URDFData:
+    """Parse and check `path`; raise the first problem found (see `validate_urdf`)."""
+    data, problems = _read(path, package_dirs)
+    if problems:
+        raise problems[0]
+    return data
+
+
+def validate_urdf(path, package_dirs: dict | None = None) -> list[URDFError]:
+    """Every problem of the URDF at `path`, at once (empty when it is fine)."""
+    return _read(path, package_dirs)[1]
+
+
+def _read(path, package_dirs):
+    import yourdfpy
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"URDF file not found: {str(path)!r}")
+    try:
+        urdf = yourdfpy.URDF.load(
+            str(path),
+            build_scene_graph=False,
+            build_collision_scene_graph=False,
+            load_meshes=False,
+            load_collision_meshes=False,
+            filename_handler=lambda fname: fname,
+        )
+        robot = urdf.robot
+        if robot is None or not isinstance(robot.name, str):
+            raise ValueError("no <robot name=...> element")
+    except Exception as e:  # yourdfpy surfaces XML and schema problems as any exception
+        raise URDFParseError(f"{path}: not a URDF that parses: {type(e).__name__}: {e}") from e
+
+    problems: list[URDFError] = []
+    where = str(path)
+    if not robot.links:
+        raise URDFParseError(f"{where}: robot {robot.name!r} has no <link>")
+
+    links = {}
+    for lk in robot.links:
+        if lk.name in links:
+            problems.append(URDFTreeError(f"{where}: link {lk.name!r} is defined twice"))
+            continue
+        cols = []
+        for k, c in enumerate(lk.collisions):
+            g = c.geometry
+            ctx = f"{where}: link {lk.name!r} collision {k}"
+            origin = _origin(c.origin)
+            try:
+                if g is None:
+                    raise URDFLinkError(f"{ctx} has no <geometry>")
+                if g.box is not None:
+                    size = tuple(float(x) for x in np.asarray(g.box.size, float).reshape(3))
+                    if not all(math.isfinite(x) and x > 0 for x in size):
+                        raise URDFLinkError(
+                            f"{ctx}: box size must be 3 finite values > 0, got {size}"
+                        )
+                    cols.append(CollisionElement("box", origin, size))
+                elif g.cylinder is not None:
+                    size = (float(g.cylinder.radius), float(g.cylinder.length))
+                    if not all(math.isfinite(x) and x > 0 for x in size):
+                        raise URDFLinkError(
+                            f"{ctx}: cylinder radius and length must be finite and > 0, got {size}"
+                        )
+                    cols.append(CollisionElement("cylinder", origin, size))
+                elif g.sphere is not None:
+                    r = float(g.sphere.radius)
+                    if not (math.isfinite(r) and r > 0):
+                        raise URDFLinkError(f"{ctx}: sphere radius must be finite and > 0, got {r}")
+                    cols.append(CollisionElement("sphere", origin, (r,)))
+                elif g.mesh is not None:
+                    f = resolve_filename(g.mesh.filename, path, package_dirs)
+                    if f is None:
+                        raise URDFMeshNotFoundError(
+                            f"{ctx}: mesh file {g.mesh.filename!r} not found (package:// and "
+                            f"relative paths resolved from {path.parent})"
+                        )
+                    sc = g.mesh.scale
+                    sc = (
+                        (1.0, 1.0, 1.0)
+                        if sc is None
+                        else tuple(np.broadcast_to(np.asarray(sc, float), 3))
+                    )
+                    if not all(math.isfinite(x) and x != 0 for x in sc):
+                        raise URDFLinkError(
+                            f"{ctx}: mesh scale must be finite and non-zero, got {sc}"
+                        )
+                    cols.append(CollisionElement("mesh", origin, (), str(f), sc))
+                else:
+                    raise URDFLinkError(
+                        f"{ctx}: unsupported geometry (box, cylinder, sphere, mesh)"
+                    )
+                if not np.all(np.isfinite(origin)):
+                    raise URDFLinkError(f"{ctx}: origin must be finite, got {origin.tolist()}")
+            except URDFError as e:
+                problems.append(e)
+            except (TypeError, ValueError) as e:
+                problems.append(URDFLinkError(f"{ctx}: {e}"))
+        links[lk.name] = LinkRecord(lk.name, tuple(cols))
+
+    joints = {}
+    children = {}
+    for j in robot.joints:
+        ctx = f"{where}: joint {j.name!r}"
+        if j.name in joints:
+            problems.append(URDFJointError(f"{ctx} is defined twice"))
+            continue
+        if j.type not in JOINT_TYPES:
+            problems.append(
+                URDFJointError(f"{ctx}: type {j.type!r} is not supported (one of {JOINT_TYPES})")
+            )
+            continue
+        for role, ln in (("parent", j.parent), ("child", j.child)):
+            if ln not in links:
+                problems.append(URDFTreeError(f"{ctx}: {role} link {ln!r} does not exist"))
+        if j.child in children:
+            problems.append(
+                URDFTreeError(
+                    f"{ctx}: link {j.child!r} is already the child of {children[j.child]!r}"
+                )
+            )
+        children[j.child] = j.name
+        origin = _origin(j.origin)
+        if not np.all(np.isfinite(origin)):
+            problems.append(URDFJointError(f"{ctx}: origin must be finite, got {origin.tolist()}"))
+        axis = np.array([1.0, 0.0, 0.0]) if j.axis is None else np.asarray(j.axis, float).reshape(3)
+        n = float(np.linalg.norm(axis))
+        if j.type in ("revolute", "continuous", "prismatic"):
+            if not (math.isfinite(n) and n > 1e-12):
+                problems.append(
+                    URDFJointError(f"{ctx}: axis must be finite and non-zero, got {axis.tolist()}")
+                )
+                n = 1.0
+        axis = axis / (n if n > 1e-12 else 1.0)
+        lo, hi = -math.inf, math.inf
+        if j.type in ("revolute", "prismatic"):
+            if j.limit is None or j.limit.lower is None or j.limit.upper is None:
+                problems.append(URDFJointError(f"{ctx}: {j.type} joint needs <limit lower upper>"))
+            else:
+                lo, hi = float(j.limit.lower), float(j.limit.upper)
+                if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+                    problems.append(
+                        URDFJointError(
+                            f"{ctx}: limit must be finite with lower <= upper, got [{lo}, {hi}]"
+                        )
+                    )
+        mimic = None
+        mult, off = 1.0, 0.0
+        if j.mimic is not None:
+            mimic = j.mimic.joint
+            mult = 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier)
+            off = 0.0 if j.mimic.offset is None else float(j.mimic.offset)
+            if not (math.isfinite(mult) and math.isfinite(off)):
+                problems.append(
+                    URDFJointError(
+                        f"{ctx}: mimic multiplier/offset must be finite, got {mult}, {off}"
+                    )
+                )
+        joints[j.name] = JointRecord(
+            j.name, j.type, j.parent, j.child, origin, axis, lo, hi, mimic, mult, off
+        )
+
+    for j in joints.values():
+        if j.mimic is not None:
+            m = joints.get(j.mimic)
+            if m is None:
+                problems.append(
+                    URDFJointError(f"{where}: joint {j.name!r} mimics unknown joint {j.mimic!r}")
+                )
+            elif m.mimic is not None:
+                problems.append(
+                    URDFJointError(
+                        f"{where}: joint {j.name!r} mimics {m.name!r}, itself a mimic joint"
+                    )
+                )
+            elif m.type not in ("revolute", "continuous", "prismatic"):
+                problems.append(
+                    URDFJointError(f"{where}: joint {j.name!r} mimics {m.type} joint {m.name!r}")
+                )
+
+    roots = [ln for ln in links if ln not in children]
+    root = roots[0] if roots else ""
+    if len(roots) != 1:
+        problems.append(
+            URDFTreeError(
+                f"{where}: the links must form one tree with one root, found roots {roots}"
+            )
+        )
+    else:
+        # reachability from the root (a cycle leaves links unreachable)
+        kids = {}
+        for j in joints.values():
+            kids.setdefault(j.parent, []).append(j.child)
+        seen, stack = set(), [root]
+        while stack:
+            ln = stack.pop()
+            if ln in seen:
+                continue
+            seen.add(ln)
+            stack.extend(kids.get(ln, ()))
+        missing = [ln for ln in links if ln not in seen]
+        if missing:
+            problems.append(
+                URDFTreeError(
+                    f"{where}: links {missing} are not reachable from root {root!r} (cycle?)"
+                )
+            )
+
+    return URDFData(path.resolve(), robot.name, root, links, joints), problems
