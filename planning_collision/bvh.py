@@ -100,7 +100,11 @@ def _box_world_aabb(R, centres_w, half):
 
 def primitives(shape: Shape, T) -> Primitives:
     """`shape` posed by ``T (4, 4)`` as a block of convex primitives (see module doc)."""
-    T = as_pose(T)
+    return _primitives(shape, as_pose(T))
+
+
+def _primitives(shape: Shape, T: np.ndarray) -> Primitives:
+    """`primitives` for a pose the caller has validated."""
     R, t = T[:3, :3], T[:3, 3]
     if isinstance(shape, Halfspace):
         tab = shape_table([shape])
@@ -428,7 +432,7 @@ def _query_local(a, Ta, b, Tb, distance: bool, margin: float = 0.0):
     from .kernels.scene_query import scene_collide, scene_distance
 
     flat = _local_flat(b)
-    q = primitives(a, _rel(Ta, Tb))
+    q = _primitives(a, _rel(Ta, Tb))
     ws = new_workspace()
     stack = np.zeros((STACK_SIZE, 2), np.int32)
     if distance:

@@ -48,7 +48,14 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from .bvh import Primitives, build_bvh, build_bvh_forest, concat_primitives, detail_filter, primitives
+from .bvh import (
+    Primitives,
+    _primitives,
+    build_bvh,
+    build_bvh_forest,
+    concat_primitives,
+    detail_filter,
+)
 from .geometry.shapes import Shape
 from .geometry.validate import as_pose, finite_scalar, positive_scalar
 from .kernels.bvh import STACK_SIZE, FlatBVH, overlap_components
@@ -121,7 +128,7 @@ def _parts(shape, T, where: str):
 
 
 def _compile(parts, min_size: float | None) -> _Block:
-    prims = concat_primitives(primitives(s, Tw) for s, Tw in parts)
+    prims = concat_primitives(_primitives(s, Tw) for s, Tw in parts)
     nrep = 0
     if min_size is not None:
         prims, nrep = detail_filter(prims, min_size)
@@ -294,7 +301,7 @@ def query_block(shape: Shape, T) -> Primitives:
     cloud."""
     if not isinstance(shape, Shape):
         raise TypeError(f"shape must be a planning_collision shape, got {type(shape).__name__}")
-    return primitives(shape, as_pose(T, "T"))
+    return _primitives(shape, as_pose(T, "T"))
 
 
 class Scene:

@@ -1,0 +1,182 @@
+"""MotionBenchMaker problem files (Chamzas et al., IEEE RA-L 2022; as shipped by VAMP,
+Thomason et al., ICRA 2024), in the neutral JSON of ``../shared/data/mbm/`` (its README).
+
+::
+
+    from planning_collision.io.mbm import load_mbm
+
+    ps = load_mbm("../shared/data/mbm/panda/cage.json")
+    p = ps.problems[0]
+    p.name, p.start, p.goals, p.fixed_joints, p.valid
+    p.scene.collide_object(shape, T)          # obstacles in the robot base frame
+
+Obstacles: ``box`` (``size`` = full edge lengths), ``cylinder`` (``radius``, ``length`` along
+local z, centred), ``sphere`` (``radius``); poses from ``position`` and ``orientation_xyzw``
+(scalar last). Malformed files raise ValueError naming the file, the problem and the obstacle.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from ..geometry.shapes import Box, Cylinder, Sphere
+from .scene_files import pose_matrix
+
+__all__ = ["Problem", "ProblemSet", "load_mbm", "scene_from_obstacles"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Problem:
+    """One planning problem.
+
+    start : (d,) float64, rad (joint_names order); goals : (k, d) float64, any goal solves it;
+    fixed_joints : joints held fixed (e.g. Panda fingers, m); valid : start and a goal are
+    collision-free per the file (VAMP's sphere model); scene : the obstacles (a `Scene`).
+    """
+
+    name: str
+    index: int
+    start: npt.NDArray[np.float64]
+    goals: npt.NDArray[np.float64]
+    fixed_joints: dict
+    valid: bool
+    start_valid: bool | None
+    goals_valid: tuple | None
+    joint_names: tuple
+    scene: object
+    obstacles: tuple  # the raw obstacle records, for peers that build their own scene
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ProblemSet:
+    name: str
+    robot: str
+    joint_names: tuple
+    frame: str
+    self_collision_pairs: tuple
+    problems: list
+
+    def __len__(self):
+        return len(self.problems)
+
+    def __iter__(self):
+        return iter(self.problems)
+
+    def __getitem__(self, k):
+        if isinstance(k, str):
+            for p in self.problems:
+                if p.name == k:
+                    return p
+            raise KeyError(f"no problem named {k!r} in set {self.name!r}")
+        return self.problems[k]
+
+
+def _obstacle_shape(o: dict, where: str):
+    if not isinstance(o, dict):
+        raise ValueError(f"{where} must be an object, got {type(o).__name__}")
+    kind = o.get("type")
+    try:
+        if kind == "box":
+            shape = Box(o["size"])
+        elif kind == "cylinder":
+            shape = Cylinder(o["radius"], o["length"])
+        elif kind == "sphere":
+            shape = Sphere(o["radius"])
+        else:
+            raise ValueError(f"unknown obstacle type {kind!r} (box, cylinder, sphere)")
+        T = pose_matrix(o["position"], o["orientation_xyzw"], "pose")
+    except KeyError as e:
+        raise ValueError(f"{where}: missing field {e.args[0]!r}") from None
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{where}: {e}") from None
+    return shape, T
+
+
+def scene_from_obstacles(obstacles, where: str = "obstacles", min_size=None):
+    """A `Scene` from MBM obstacle records (one obstacle per record, named as in the file)."""
+    from ..scene import Scene
+
+    scene = Scene(min_size=min_size)
+    if not isinstance(obstacles, list):
+        raise ValueError(f"{where} must be a list")
+    for k, o in enumerate(obstacles):
+        name = o.get("name") if isinstance(o, dict) else None
+        w = f"{where}[{k}]" + (f" ({name!r})" if name is not None else "")
+        shape, T = _obstacle_shape(o, w)
+        scene.add(shape, T, name=name)
+    return scene
+
+
+def _joints(v, n, where) -> np.ndarray:
+    try:
+        a = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where} must be {n} numbers, got {v!r}") from None
+    if a.shape != (n,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{where} must be {n} finite numbers, got {v!r}")
+    return a
+
+
+def load_mbm(path, min_size=None) -> ProblemSet:
+    """Load one MBM problem-set file (``mbm-neutral-v1``) as a `ProblemSet`."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"MotionBenchMaker problem file not found: {path}")
+    try:
+        doc = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("problems"), list):
+        raise ValueError(f"{path}: not a MotionBenchMaker problem file (no \"problems\" list)")
+    names = doc.get("joint_names")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"{path}: \"joint_names\" must be a non-empty list of strings")
+    d = len(names)
+    problems = []
+    for i, p in enumerate(doc["problems"]):
+        pname = p.get("name", f"#{i}") if isinstance(p, dict) else f"#{i}"
+        where = f"{path}: problem {pname!r}"
+        if not isinstance(p, dict):
+            raise ValueError(f"{where} must be an object")
+        try:
+            start = _joints(p["start"], d, "start")
+            goals_raw = p["goals"]
+            if not isinstance(goals_raw, list) or not goals_raw:
+                raise ValueError("goals must be a non-empty list")
+            goals = np.stack([_joints(g, d, f"goals[{k}]") for k, g in enumerate(goals_raw)])
+            fixed = p.get("other_joints", {})
+            if not isinstance(fixed, dict):
+                raise ValueError("other_joints must be an object")
+            fixed = {str(k): float(v) for k, v in fixed.items()}
+            scene = scene_from_obstacles(p.get("obstacles", []), "obstacles", min_size=min_size)
+        except KeyError as e:
+            raise ValueError(f"{where}: missing field {e.args[0]!r}") from None
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"{where}: {e}") from None
+        gv = p.get("goals_valid")
+        problems.append(Problem(
+            name=pname,
+            index=int(p.get("index", i)),
+            start=start,
+            goals=goals,
+            fixed_joints=fixed,
+            valid=bool(p.get("valid", True)),
+            start_valid=p.get("start_valid"),
+            goals_valid=tuple(gv) if isinstance(gv, list) else None,
+            joint_names=tuple(names),
+            scene=scene,
+            obstacles=tuple(p.get("obstacles", [])),
+        ))
+    return ProblemSet(
+        name=str(doc.get("problem_set", path.stem)),
+        robot=str(doc.get("robot", "")),
+        joint_names=tuple(names),
+        frame=str(doc.get("frame", "")),
+        self_collision_pairs=tuple(tuple(x) for x in doc.get("self_collision_pairs", [])),
+        problems=problems,
+    )
