@@ -1,7 +1,8 @@
 """Public pair queries (DESIGN §4): `collide`, `distance`, `penetration`.
 
-Each converts and validates once (shapes are validated at construction; poses here), packs
-the two shapes into flat tables and makes one compiled call.
+Shapes are validated at construction and carry their flat form; poses are checked inside
+the same compiled call as the query (kernels/public.py), and a failed check is turned into
+a ValueError naming the pose here. So a query from Python costs one dispatch.
 """
 
 from __future__ import annotations
@@ -9,26 +10,44 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from .geometry.compile import shape_table
 from .geometry.shapes import ConvexShape, Halfspace, Shape
 from .geometry.validate import as_pose, positive_scalar
-from .kernels.pair import new_workspace, pair_distance, pair_overlap
+from .kernels.public import checked_pair_query
 from .results import DistanceResult, PenetrationResult
 
 __all__ = ["collide", "distance", "penetration"]
 
 
-def _prepare(a, Ta, b, Tb):
+def _pose_array(T, name: str) -> np.ndarray:
+    a = T if type(T) is np.ndarray and T.dtype == np.float64 else None
+    if a is None:
+        try:
+            a = np.asarray(T, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a numeric 4x4 array, got {T!r}") from None
+    if a.shape != (4, 4):
+        raise ValueError(f"{name} must have shape (4, 4), got {a.shape}")
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    return a
+
+
+def _check_shapes(a, b) -> bool:
+    """True when both shapes are convex (the compiled fast path)."""
     for name, s in (("a", a), ("b", b)):
         if not isinstance(s, Shape):
             raise TypeError(f"{name} must be a planning_collision shape, got {type(s).__name__}")
-    Ta = as_pose(Ta, "Ta")
-    Tb = as_pose(Tb, "Tb")
-    return Ta, Tb
+    return isinstance(a, ConvexShape) and isinstance(b, ConvexShape)
 
 
-def _nonconvex(a, b) -> bool:
-    return not (isinstance(a, ConvexShape) and isinstance(b, ConvexShape))
+def _run(a, Ta, b, Tb, want_distance: bool, margin: float) -> np.ndarray:
+    out = np.empty(10)
+    code = checked_pair_query(a.flat, Ta, b.flat, Tb, want_distance, margin, out)
+    if code:
+        # the compiled check failed: let the Python validator name the problem
+        as_pose(Ta if code < 20 else Tb, "Ta" if code < 20 else "Tb")
+        raise AssertionError(f"pose check code {code} not explained by as_pose")  # unreachable
+    return out
 
 
 def collide(a: Shape, Ta: npt.ArrayLike, b: Shape, Tb: npt.ArrayLike, margin: float = 0.0) -> bool:
@@ -37,21 +56,16 @@ def collide(a: Shape, Ta: npt.ArrayLike, b: Shape, Tb: npt.ArrayLike, margin: fl
     Ta, Tb : (4, 4) float64, world frame, m. margin : m, >= 0; with a margin the answer is
     ``distance(a, Ta, b, Tb) <= margin`` (MoveIt's padding).
     """
-    Ta, Tb = _prepare(a, Ta, b, Tb)
-    margin = positive_scalar("margin", margin, allow_zero=True)
-    if _nonconvex(a, b):
+    convex = _check_shapes(a, b)
+    Ta = _pose_array(Ta, "Ta")
+    Tb = _pose_array(Tb, "Tb")
+    if margin != 0.0:
+        margin = positive_scalar("margin", margin, allow_zero=True)
+    if not convex:
         from .bvh import nonconvex_collide
 
-        return bool(nonconvex_collide(a, Ta, b, Tb, margin))
-    tab = shape_table((a, b))
-    return bool(pair_overlap(tab, 0, Ta, tab, 1, Tb, margin, new_workspace()))
-
-
-def _distance_out(a, Ta, b, Tb) -> np.ndarray:
-    tab = shape_table((a, b))
-    out = np.empty(10)
-    pair_distance(tab, 0, Ta, tab, 1, Tb, np.inf, new_workspace(), out)
-    return out
+        return bool(nonconvex_collide(a, as_pose(Ta, "Ta"), b, as_pose(Tb, "Tb"), margin))
+    return _run(a, Ta, b, Tb, False, float(margin))[0] != 0.0
 
 
 def distance(a: Shape, Ta: npt.ArrayLike, b: Shape, Tb: npt.ArrayLike) -> DistanceResult:
@@ -62,13 +76,15 @@ def distance(a: Shape, Ta: npt.ArrayLike, b: Shape, Tb: npt.ArrayLike) -> Distan
     ``point_b - point_a == distance * normal``; normal from a to b.
     Two non-parallel halfspaces overlap without bound: distance is -inf.
     """
-    Ta, Tb = _prepare(a, Ta, b, Tb)
-    if _nonconvex(a, b):
+    convex = _check_shapes(a, b)
+    Ta = _pose_array(Ta, "Ta")
+    Tb = _pose_array(Tb, "Tb")
+    if not convex:
         from .bvh import nonconvex_distance
 
-        return nonconvex_distance(a, Ta, b, Tb)
-    out = _distance_out(a, Ta, b, Tb)
-    return DistanceResult(float(out[0]), out[1:4].copy(), out[4:7].copy(), out[7:10].copy())
+        return nonconvex_distance(a, as_pose(Ta, "Ta"), b, as_pose(Tb, "Tb"))
+    out = _run(a, Ta, b, Tb, True, 0.0)
+    return DistanceResult(float(out[0]), out[1:4], out[4:7], out[7:10])
 
 
 def penetration(a: Shape, Ta: npt.ArrayLike, b: Shape, Tb: npt.ArrayLike) -> PenetrationResult:
@@ -77,16 +93,14 @@ def penetration(a: Shape, Ta: npt.ArrayLike, b: Shape, Tb: npt.ArrayLike) -> Pen
     Returns PenetrationResult(depth, normal, point_a, point_b): depth >= 0 (0 when the
     shapes are apart or touch); translating b by ``depth * normal`` separates them.
     """
-    Ta, Tb = _prepare(a, Ta, b, Tb)
-    if _nonconvex(a, b):
+    if not _check_shapes(a, b):
         raise TypeError(
             "penetration is defined for convex shapes; a Mesh is a surface (use distance)"
         )
-    if isinstance(a, Halfspace) and isinstance(b, Halfspace):
-        out = _distance_out(a, Ta, b, Tb)
-        if not np.isfinite(out[0]):
-            raise ValueError("two non-parallel halfspaces overlap without bound: no finite depth")
-    else:
-        out = _distance_out(a, Ta, b, Tb)
+    Ta = _pose_array(Ta, "Ta")
+    Tb = _pose_array(Tb, "Tb")
+    out = _run(a, Ta, b, Tb, True, 0.0)
+    if isinstance(a, Halfspace) and isinstance(b, Halfspace) and not np.isfinite(out[0]):
+        raise ValueError("two non-parallel halfspaces overlap without bound: no finite depth")
     depth = max(0.0, -float(out[0]))
-    return PenetrationResult(depth, out[7:10].copy(), out[1:4].copy(), out[4:7].copy())
+    return PenetrationResult(depth, out[7:10], out[1:4], out[4:7])

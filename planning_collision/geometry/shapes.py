@@ -49,6 +49,14 @@ class ConvexShape(Shape):
 
     __slots__ = ()
 
+    @functools.cached_property
+    def flat(self) -> tuple:
+        """This shape alone as a one-shape `ShapeTable`, as a plain tuple (cached; shapes
+        are immutable). The public queries pass it straight to the compiled call."""
+        from .compile import shape_table
+
+        return tuple(shape_table([self]))
+
 
 @dataclasses.dataclass(frozen=True)
 class Sphere(ConvexShape):

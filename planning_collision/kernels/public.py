@@ -1,0 +1,72 @@
+"""One compiled call per public query: pose checks and the pair query together.
+
+The public functions in `queries.py` must not cost more than the peers' Python calls, so the
+numeric pose checks (finite, last row, rigid rotation) run here, inside the same compiled
+call as the query, and Python only formats a message when a check fails. Each shape arrives
+as a plain tuple of its one-shape table arrays (cached on the shape): numba dispatches plain
+tuples of arrays twice as fast as namedtuples.
+"""
+
+import numpy as np
+
+from ._jit import kernel
+from .layout import ShapeTable
+from .pair import WORKSPACE_SIZE, pair_distance, pair_overlap
+
+POSE_OK = 0
+POSE_NOT_FINITE = 1
+POSE_LAST_ROW = 2
+POSE_NOT_RIGID = 3
+
+# Same tolerance as geometry.validate.ROTATION_TOL (kept equal by a test).
+ROTATION_TOL = 1e-6
+
+
+@kernel
+def pose_check(T):
+    """POSE_OK, or the first failed check of the 4x4 pose T."""
+    for i in range(4):
+        for j in range(4):
+            if not np.isfinite(T[i, j]):
+                return POSE_NOT_FINITE
+    if abs(T[3, 0]) > 1e-12 or abs(T[3, 1]) > 1e-12 or abs(T[3, 2]) > 1e-12:
+        return POSE_LAST_ROW
+    if abs(T[3, 3] - 1.0) > 1e-12:
+        return POSE_LAST_ROW
+    for i in range(3):
+        for j in range(3):
+            s = T[0, i] * T[0, j] + T[1, i] * T[1, j] + T[2, i] * T[2, j]
+            if abs(s - (1.0 if i == j else 0.0)) > ROTATION_TOL:
+                return POSE_NOT_RIGID
+    det = (
+        T[0, 0] * (T[1, 1] * T[2, 2] - T[1, 2] * T[2, 1])
+        - T[0, 1] * (T[1, 0] * T[2, 2] - T[1, 2] * T[2, 0])
+        + T[0, 2] * (T[1, 0] * T[2, 1] - T[1, 1] * T[2, 0])
+    )
+    if det < 0.0:
+        return POSE_NOT_RIGID
+    return POSE_OK
+
+
+@kernel
+def checked_pair_query(ta, Ta, tb, Tb, want_distance, margin, out):
+    """Check both poses, then run the pair query on one-shape tables ta, tb (tuples).
+
+    want_distance: False -> out[0] = 1.0 if overlap (distance <= margin) else 0.0;
+    True -> pair_distance into out[0:10]. Returns 0, or 10 + code for a bad Ta, 20 + code
+    for a bad Tb.
+    """
+    c = pose_check(Ta)
+    if c != POSE_OK:
+        return 10 + c
+    c = pose_check(Tb)
+    if c != POSE_OK:
+        return 20 + c
+    A = ShapeTable(ta[0], ta[1], ta[2], ta[3], ta[4], ta[5], ta[6], ta[7])
+    B = ShapeTable(tb[0], tb[1], tb[2], tb[3], tb[4], tb[5], tb[6], tb[7])
+    ws = np.zeros(WORKSPACE_SIZE)
+    if want_distance:
+        pair_distance(A, 0, Ta, B, 0, Tb, np.inf, ws, out)
+    else:
+        out[0] = 1.0 if pair_overlap(A, 0, Ta, B, 0, Tb, margin, ws) else 0.0
+    return 0
