@@ -15,6 +15,8 @@ Shapes are the package's dataclasses; only their fields are read.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
@@ -25,6 +27,20 @@ from planning_collision import Box, Capsule, Cone, Convex, Cylinder, Halfspace, 
 
 
 def hull_of(points: np.ndarray):
+    """(vertices, triangles, dim) of conv(points); cached by value (see `_hull_of`)."""
+    p = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+    return _hull_cached(p.tobytes())
+
+
+@functools.lru_cache(maxsize=4096)
+def _hull_cached(key: bytes):
+    v, tri, dim = _hull_of(np.frombuffer(key, dtype=np.float64).reshape(-1, 3))
+    v.setflags(write=False)  # shared by every caller of the cache
+    tri.setflags(write=False)
+    return v, tri, dim
+
+
+def _hull_of(points: np.ndarray):
     """(vertices (k,3), triangles (m,3) outward-oriented, dim) of conv(points).
 
     dim 3: a polytope with outward triangles. dim 2: a flat polygon (vertices in ring order,
