@@ -777,15 +777,15 @@ class Robot:
         bad = np.flatnonzero(~np.isfinite(a))
         if bad.size:
             raise ValueError(
-                f"{name}[{bad[0]}] ({self.joint_names[bad[0]]}) must be finite, got {a[bad[0]]!r}"
+                f"{name}[{bad[0]}] ({self.joint_names[bad[0]]}) must be finite, got {float(a[bad[0]])!r}"
             )
         if check_limits:
             out = np.flatnonzero((a < self.lower) | (a > self.upper))
             if out.size:
                 d = out[0]
                 raise ValueError(
-                    f"{name}[{d}] ({self.joint_names[d]}) = {a[d]!r} is outside the joint limits "
-                    f"[{self.lower[d]!r}, {self.upper[d]!r}]"
+                    f"{name}[{d}] ({self.joint_names[d]}) = {float(a[d])!r} is outside the joint limits "
+                    f"[{float(self.lower[d])!r}, {float(self.upper[d])!r}]"
                 )
         return a
 
@@ -816,7 +816,7 @@ class Robot:
             raise ValueError(f"Q must have shape (m, {self.dof}), got {Q.shape}")
         if not np.all(np.isfinite(Q)):
             r, c = np.argwhere(~np.isfinite(Q))[0]
-            raise ValueError(f"Q[{r}, {c}] ({self.joint_names[c]}) must be finite, got {Q[r, c]!r}")
+            raise ValueError(f"Q[{r}, {c}] ({self.joint_names[c]}) must be finite, got {float(Q[r, c])!r}")
         out = np.empty((Q.shape[0], len(self.link_names), 4, 4))
         fk_batch(self.model, Q, out)
         return out
@@ -883,7 +883,7 @@ class Robot:
     def _build_motion_bound_tables(self) -> None:
         self.motion_bound_R = np.ascontiguousarray(
             np.array([self._speed_rows(int(i), -1) for i in self.collision_links]).reshape(
-                -1, self.dof
+                len(self.collision_links), self.dof
             )
         )
         self._pair_R_cache: dict[tuple[int, int], np.ndarray] = {}
@@ -897,7 +897,7 @@ class Robot:
                 c = self.lowest_common_ancestor(*key)
                 self._pair_R_cache[key] = self._speed_rows(key[0], c) + self._speed_rows(key[1], c)
             rows.append(self._pair_R_cache[key])
-        return np.ascontiguousarray(np.array(rows).reshape(-1, self.dof))
+        return np.ascontiguousarray(np.array(rows).reshape(len(rows), self.dof))
 
     def motion_bounds(self, q0, q1) -> npt.NDArray[np.float64]:
         """(n_collision_links,) mu_i: along q0 -> q1, no point of collision link

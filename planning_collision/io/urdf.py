@@ -189,6 +189,14 @@ def _read(path, package_dirs):
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"URDF file not found: {str(path)!r}")
+    # yourdfpy recovers from malformed XML (it drops what it cannot read): a strict parse
+    # first, so a truncated or broken file is an error rather than a smaller robot
+    import xml.etree.ElementTree as ET
+
+    try:
+        ET.parse(path)
+    except ET.ParseError as e:
+        raise URDFParseError(f"{path}: not a URDF that parses: malformed XML: {e}") from e
     try:
         urdf = yourdfpy.URDF.load(
             str(path),
