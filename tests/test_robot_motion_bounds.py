@@ -1,0 +1,181 @@
+"""The motion bound is never exceeded (DESIGN §6): along random straight edges, no vertex of
+any link model moves farther than mu_i |t - s|, and for self-collision pairs no vertex moves
+farther in the pair's lowest-common-ancestor frame than the pair bound allows."""
+
+import os
+
+import numba
+import numpy as np
+import pytest
+
+import robots
+from planning_collision.geometry import Box, Convex, Cylinder, Sphere
+from planning_collision.kernels.fk import fk_link_poses
+from planning_collision.kernels.motion_bounds import motion_bounds
+
+N_TIMES = 50
+NO_JIT = os.environ.get("NUMBA_DISABLE_JIT") == "1"
+
+
+def _link_vertices(robot):
+    """(link index per vertex, vertices in the link frame): every vertex of every piece;
+    spheres and cylinders by 26 and 2 x 24 points on their surface (their extreme points
+    along the directions that matter lie on those circles/poles)."""
+    links, pts = [], []
+    dirs = np.array([[i, j, k] for i in (-1, 0, 1) for j in (-1, 0, 1) for k in (-1, 0, 1) if i or j or k], float)
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    ang = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+    for p in robot.pieces:
+        s = p.shape
+        if isinstance(s, Convex):
+            v = np.asarray(s.hull.vertices)
+        elif isinstance(s, Box):
+            h = np.asarray(s.extents) / 2
+            v = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * h
+        elif isinstance(s, Sphere):
+            v = dirs * s.radius
+        elif isinstance(s, Cylinder):
+            rim = np.stack([s.radius * np.cos(ang), s.radius * np.sin(ang), np.zeros_like(ang)], 1)
+            v = np.concatenate([rim + [0, 0, -s.length / 2], rim + [0, 0, s.length / 2]])
+        else:
+            raise TypeError(type(s))
+        pts.append(v @ p.pose[:3, :3].T + p.pose[:3, 3])
+        links.append(np.full(len(v), robot.link_index[p.link], np.int32))
+    return np.concatenate(links), np.ascontiguousarray(np.concatenate(pts))
+
+
+@numba.njit(cache=True)
+def _moved_over_bound(P, vsel, mu_v, dt, worst):
+    """max(worst, moved / bound) over vertices vsel and time pairs (0, k), (k - 1, k), where
+    P (n_times, n_verts, 3) are positions and mu_v[v] the bound per unit t of vertex v."""
+    nt = P.shape[0]
+    for v in vsel:
+        m = mu_v[v]
+        for k in range(1, nt):
+            for s in (0, k - 1):
+                dx = P[k, v, 0] - P[s, v, 0]
+                dy = P[k, v, 1] - P[s, v, 1]
+                dz = P[k, v, 2] - P[s, v, 2]
+                d = np.sqrt(dx * dx + dy * dy + dz * dz)
+                if d > 1e-12:
+                    bound = m * (k - s) * dt
+                    r = d / bound if bound > 0.0 else np.inf
+                    if r > worst:
+                        worst = r
+    return worst
+
+
+@numba.njit(cache=True)
+def _positions(T, frame, vlink, vpts, P):
+    """P[k, v] = frame[k] @ T[k, vlink[v]] @ vpts[v] for every time k and vertex v."""
+    for k in range(T.shape[0]):
+        F = frame[k]
+        for v in range(vlink.shape[0]):
+            A = T[k, vlink[v]]
+            x, y, z = vpts[v, 0], vpts[v, 1], vpts[v, 2]
+            wx = A[0, 0] * x + A[0, 1] * y + A[0, 2] * z + A[0, 3]
+            wy = A[1, 0] * x + A[1, 1] * y + A[1, 2] * z + A[1, 3]
+            wz = A[2, 0] * x + A[2, 1] * y + A[2, 2] * z + A[2, 3]
+            for r in range(3):
+                P[k, v, r] = F[r, 0] * wx + F[r, 1] * wy + F[r, 2] * wz + F[r, 3]
+
+
+@numba.njit(cache=True)
+def _worst_link_ratio(model, R, Q0, Q1, ts, vlink, vpts, slot):
+    """Over all motions Q0[i] -> Q1[i]: max moved / (mu |t - s|) over every vertex and time
+    pairs (0, k), (k - 1, k), world frame, with FK and mu from the robot's own kernels (FK is
+    checked against yourdfpy in test_robot.py)."""
+    nt = ts.shape[0]
+    nl = model.parent.shape[0]
+    dt = ts[1] - ts[0]
+    T = np.empty((nt, nl, 4, 4))
+    pos = np.empty((nt, 3))
+    mu = np.empty(R.shape[0])
+    q = np.empty(Q0.shape[1])
+    worst = 0.0
+    for i in range(Q0.shape[0]):
+        for k in range(nt):
+            q[:] = Q0[i] + ts[k] * (Q1[i] - Q0[i])
+            fk_link_poses(model.parent, model.jtype, model.axis, model.origin, model.qidx, model.mult, model.offset, q, T[k])
+        motion_bounds(R, Q0[i], Q1[i], mu)
+        for v in range(vlink.shape[0]):
+            li = vlink[v]
+            x, y, z = vpts[v, 0], vpts[v, 1], vpts[v, 2]
+            m = mu[slot[v]] * dt
+            for k in range(nt):
+                A = T[k, li]
+                pos[k, 0] = A[0, 0] * x + A[0, 1] * y + A[0, 2] * z + A[0, 3]
+                pos[k, 1] = A[1, 0] * x + A[1, 1] * y + A[1, 2] * z + A[1, 3]
+                pos[k, 2] = A[2, 0] * x + A[2, 1] * y + A[2, 2] * z + A[2, 3]
+            for k in range(1, nt):
+                for s in (0, k - 1):
+                    dx = pos[k, 0] - pos[s, 0]
+                    dy = pos[k, 1] - pos[s, 1]
+                    dz = pos[k, 2] - pos[s, 2]
+                    d2 = dx * dx + dy * dy + dz * dz
+                    b = m * (k - s) * worst
+                    if d2 > b * b and d2 > 1e-24:  # only then can the worst ratio grow
+                        worst = np.sqrt(d2) / (m * (k - s)) if m > 0.0 else np.inf
+    return worst
+
+
+def _motions(robot, n, rng):
+    """n random edges: half uniform over the limits, half short steps."""
+    q0 = robot.random_configurations(n, rng=rng)
+    q1 = robot.random_configurations(n, rng=rng)
+    short = np.arange(n) % 2 == 1
+    step = rng.normal(size=(n, robot.dof)) * 0.05
+    q1[short] = np.clip(q0[short] + step[short], robot.lower, robot.upper)
+    return q0, q1
+
+
+@pytest.mark.parametrize(
+    "name,n_motions", [("panda", 10_000), ("ur5", 2_000), ("planar_arm", 2_000), ("free_flyer", 2_000)]
+)
+def test_no_vertex_moves_farther_than_its_link_motion_bound(name, n_motions, rng):
+    if name in ("panda", "ur5"):
+        pytest.importorskip("cmeel")
+    if NO_JIT:
+        n_motions = 3  # plain Python: coverage of the test path only
+    robot = robots.load(name)
+    vlink, vpts = _link_vertices(robot)
+    slot_of_link = {int(li): k for k, li in enumerate(robot.collision_links)}
+    slot = np.array([slot_of_link[int(li)] for li in vlink], np.int32)
+    ts = np.linspace(0.0, 1.0, N_TIMES)
+    q0s, q1s = _motions(robot, n_motions, rng)
+    # the kernel's bounds are the public ones
+    np.testing.assert_allclose(
+        robot.motion_bounds(q0s[0], q1s[0]), robot.motion_bound_R @ np.abs(q1s[0] - q0s[0]), rtol=1e-14
+    )
+    worst = _worst_link_ratio(robot.model, robot.motion_bound_R, q0s, q1s, ts, vlink, vpts, slot)
+    assert 0.0 < worst <= 1.0 + 1e-9, f"{name}: a vertex moved {worst:.6f}x its bound"
+
+
+@pytest.mark.parametrize("name", ["panda", "planar_arm"])
+def test_pair_bound_covers_both_links_moving_in_their_common_ancestor_frame(name, rng):
+    """For pair (a, b) with LCA c: in c's frame, max displacement of a's vertices plus max
+    displacement of b's vertices (what can close the gap) never exceeds the pair bound."""
+    if name == "panda":
+        pytest.importorskip("cmeel")
+    robot = robots.load(name)
+    vlink, vpts = _link_vertices(robot)
+    pairs = robot.self_collision_pairs()
+    lca = [robot.lowest_common_ancestor(int(a), int(b)) for a, b in pairs]
+    ts = np.linspace(0.0, 1.0, N_TIMES)
+    q0s, q1s = _motions(robot, 3 if NO_JIT else 300, rng)
+    P = np.empty((N_TIMES, len(vlink), 3))
+    worst = 0.0
+    for q0, q1 in zip(q0s, q1s, strict=True):
+        T = robot.fk_batch(q0 + ts[:, None] * (q1 - q0))
+        mup = robot.pair_motion_bounds(q0, q1)
+        for c in set(lca):
+            _positions(T, np.linalg.inv(T[:, c]), vlink, vpts, P)
+            for (a, b), m, cc in zip(pairs, mup, lca, strict=True):
+                if cc != c:
+                    continue
+                mu_v = np.full(len(vlink), m)
+                # each side against the whole pair bound; the two ratios add up
+                ra = _moved_over_bound(P, np.flatnonzero(vlink == a), mu_v, ts[1], 0.0)
+                rb = _moved_over_bound(P, np.flatnonzero(vlink == b), mu_v, ts[1], 0.0)
+                worst = max(worst, ra + rb)
+    assert 0.0 < worst <= 1.0 + 1e-9, f"{name}: pair motion {worst:.6f}x its bound"
