@@ -149,6 +149,9 @@ def test_random_sample_overlaps_about_a_third():
 
 S2 = 1.0 / math.sqrt(2.0)
 CUBE = np.array([[x, y, z] for x in (-0.1, 0.1) for y in (-0.1, 0.1) for z in (-0.1, 0.1)])
+# exact rotations with the entries hypothesis found (a 3-4-5 rotation; 90 deg with a 2e-16)
+ROT_68 = np.array([[-1.0, 0, 0], [0, -0.6, 0.8], [0, 0.8, 0.6]])
+ROT_X90 = np.array([[-1.0, 0, 0], [0, 2.22044605e-16, 1], [0, 1, -2.22044605e-16]])
 SQUARE = np.array([[-0.1, -0.1, 0], [0.1, -0.1, 0], [0.1, 0.1, 0], [-0.1, 0.1, 0]])
 
 
@@ -180,6 +183,9 @@ PINNED = [
     ("coincident-cone-cone", Cone(0.1, 0.4), pose(), Cone(0.1, 0.4), pose(), None),
     ("coincident-convex-convex", Convex(CUBE), pose(), Convex(CUBE), pose(), -0.2),
     ("coincident-sphere-cylinder", Sphere(0.05), pose(), Cylinder(0.1, 0.4), pose(), -0.15),
+    ("coincident-rotated-box-cylinder", Box((0.5, 0.5, 0.5)), pose(R=ROT_68), Cylinder(0.25, 0.5), pose(R=ROT_68), -0.5),
+    ("coincident-rotated-convex-cylinder", Convex(CUBE * 2.5), pose(R=ROT_68), Cylinder(0.25, 0.5), pose(R=ROT_68), -0.5),
+    ("coincident-rotated-sphere-cylinder", Sphere(0.25), pose(R=ROT_X90), Cylinder(0.25, 0.5), pose(R=ROT_X90), -0.5),
     ("coincident-box-convex-rotated", Box((0.2, 0.2, 0.2)), pose(), Convex(CUBE), pose(R=rot((0, 0, 1), 0.3)), None),
     # parallel faces, offset sideways: the witness points are not unique, the distance is
     ("parallel-box-box", Box((0.2, 0.2, 0.2)), pose(), Box((0.1, 0.3, 0.2)), pose((0.16, 0.07, 0.03)), 0.01),
