@@ -137,7 +137,9 @@ def test_floating_base_pose_is_translation_then_yaw_pitch_roll(rng):
     from scipy.spatial.transform import Rotation
 
     robot = robots.load("free_flyer")
-    assert robot.joint_names == [f"floating_base_{s}" for s in ("x", "y", "z", "yaw", "pitch", "roll")]
+    assert robot.joint_names == [
+        f"floating_base_{s}" for s in ("x", "y", "z", "yaw", "pitch", "roll")
+    ]
     for q in robot.random_configurations(50, rng=rng):
         T = robot.fk(q)["piano"]
         np.testing.assert_allclose(T[:3, 3], q[:3], atol=1e-12)
@@ -146,14 +148,20 @@ def test_floating_base_pose_is_translation_then_yaw_pitch_roll(rng):
 
 
 def test_held_joints_take_the_fixed_value_even_beyond_the_urdf_limit(panda):
-    p65 = robots.load("panda", fixed_joints={"panda_finger_joint1": 0.065, "panda_finger_joint2": 0.065})
+    p65 = robots.load(
+        "panda", fixed_joints={"panda_finger_joint1": 0.065, "panda_finger_joint2": 0.065}
+    )
     assert panda.held_joints["panda_finger_joint1"] == 0.04
     assert p65.held_joints == {"panda_finger_joint1": 0.065, "panda_finger_joint2": 0.065}
     q = np.zeros(7)
     T = p65.fk(q)
     hand = np.linalg.inv(T["panda_hand"])
-    np.testing.assert_allclose((hand @ T["panda_leftfinger"])[:3, 3], [0, 0.065, 0.0584], atol=1e-12)
-    np.testing.assert_allclose((hand @ T["panda_rightfinger"])[:3, 3], [0, -0.065, 0.0584], atol=1e-12)
+    np.testing.assert_allclose(
+        (hand @ T["panda_leftfinger"])[:3, 3], [0, 0.065, 0.0584], atol=1e-12
+    )
+    np.testing.assert_allclose(
+        (hand @ T["panda_rightfinger"])[:3, 3], [0, -0.065, 0.0584], atol=1e-12
+    )
 
 
 def test_joint_names_limits_and_links(panda, ur5):
@@ -241,8 +249,12 @@ def test_stored_acm_is_what_sampling_gives(name):
     kw.update(
         acm=[],
         active_joints=cfg["sampled_joints"],
-        fixed_joints={k: v for k, v in cfg["held_joints"].items() if k not in cfg["sampled_joints"]},
-        joint_limits={n: r for n, r in zip(cfg["sampled_joints"], cfg["sampled_ranges"], strict=True)},
+        fixed_joints={
+            k: v for k, v in cfg["held_joints"].items() if k not in cfg["sampled_joints"]
+        },
+        joint_limits={
+            n: r for n, r in zip(cfg["sampled_joints"], cfg["sampled_ranges"], strict=True)
+        },
     )
     sampler = Robot.from_urdf(robots.urdf_path(name), **kw)
     t = time.perf_counter()

@@ -74,7 +74,10 @@ def test_panda_model_volume_is_within_1_3_of_the_meshes_and_each_link_is_reporte
     model = sum(v["model_volume"] for v in rep.values())
     ratios = robot.volume_ratios()
     with capsys.disabled():
-        print("\npanda model/mesh volume per link: " + ", ".join(f"{k} {r:.4f}" for k, r in ratios.items()))
+        print(
+            "\npanda model/mesh volume per link: "
+            + ", ".join(f"{k} {r:.4f}" for k, r in ratios.items())
+        )
         print(f"panda total model/mesh volume: {model / mesh:.4f}")
     assert model / mesh <= 1.3
     assert set(ratios) == {n for n in robot.link_names if n in rep}
@@ -112,7 +115,9 @@ def test_a_nonconvex_ring_is_decomposed_and_repaired_to_contain_every_vertex():
     for p in pieces:
         h = ConvexHull(p)
         total += h.volume
-        worst = np.minimum(worst, (ring.vertices @ h.equations[:, :3].T + h.equations[:, 3]).max(axis=1))
+        worst = np.minimum(
+            worst, (ring.vertices @ h.equations[:, :3].T + h.equations[:, 3]).max(axis=1)
+        )
     assert worst.max() <= TOL
     hull_ratio = ring.convex_hull.volume / ring.volume
     assert total / ring.volume < 0.75 * hull_ratio  # much tighter than the plain hull (1.56x)

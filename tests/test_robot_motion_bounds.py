@@ -22,7 +22,10 @@ def _link_vertices(robot):
     spheres and cylinders by 26 and 2 x 24 points on their surface (their extreme points
     along the directions that matter lie on those circles/poles)."""
     links, pts = [], []
-    dirs = np.array([[i, j, k] for i in (-1, 0, 1) for j in (-1, 0, 1) for k in (-1, 0, 1) if i or j or k], float)
+    dirs = np.array(
+        [[i, j, k] for i in (-1, 0, 1) for j in (-1, 0, 1) for k in (-1, 0, 1) if i or j or k],
+        float,
+    )
     dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
     ang = np.linspace(0, 2 * np.pi, 24, endpoint=False)
     for p in robot.pieces:
@@ -96,7 +99,17 @@ def _worst_link_ratio(model, R, Q0, Q1, ts, vlink, vpts, slot):
     for i in range(Q0.shape[0]):
         for k in range(nt):
             q[:] = Q0[i] + ts[k] * (Q1[i] - Q0[i])
-            fk_link_poses(model.parent, model.jtype, model.axis, model.origin, model.qidx, model.mult, model.offset, q, T[k])
+            fk_link_poses(
+                model.parent,
+                model.jtype,
+                model.axis,
+                model.origin,
+                model.qidx,
+                model.mult,
+                model.offset,
+                q,
+                T[k],
+            )
         motion_bounds(R, Q0[i], Q1[i], mu)
         for v in range(vlink.shape[0]):
             li = vlink[v]
@@ -130,7 +143,8 @@ def _motions(robot, n, rng):
 
 
 @pytest.mark.parametrize(
-    "name,n_motions", [("panda", 10_000), ("ur5", 2_000), ("planar_arm", 2_000), ("free_flyer", 2_000)]
+    "name,n_motions",
+    [("panda", 10_000), ("ur5", 2_000), ("planar_arm", 2_000), ("free_flyer", 2_000)],
 )
 def test_no_vertex_moves_farther_than_its_link_motion_bound(name, n_motions, rng):
     if name in ("panda", "ur5"):
@@ -145,7 +159,9 @@ def test_no_vertex_moves_farther_than_its_link_motion_bound(name, n_motions, rng
     q0s, q1s = _motions(robot, n_motions, rng)
     # the kernel's bounds are the public ones
     np.testing.assert_allclose(
-        robot.motion_bounds(q0s[0], q1s[0]), robot.motion_bound_R @ np.abs(q1s[0] - q0s[0]), rtol=1e-14
+        robot.motion_bounds(q0s[0], q1s[0]),
+        robot.motion_bound_R @ np.abs(q1s[0] - q0s[0]),
+        rtol=1e-14,
     )
     worst = _worst_link_ratio(robot.model, robot.motion_bound_R, q0s, q1s, ts, vlink, vpts, slot)
     assert 0.0 < worst <= 1.0 + 1e-9, f"{name}: a vertex moved {worst:.6f}x its bound"
