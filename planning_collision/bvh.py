@@ -103,6 +103,36 @@ def primitives(shape: Shape, T) -> Primitives:
     return _primitives(shape, as_pose(T))
 
 
+def convex_block(shapes, poses) -> Primitives:
+    """Bounded convex shapes (not halfspaces) posed by ``poses (k, 4, 4)`` (validated by the
+    caller) as one block, with world AABBs computed per kind at once: exact for spheres,
+    capsules, cylinders, boxes and point hulls; the rotated local box for cones."""
+    tab = shape_table(shapes)
+    P = np.ascontiguousarray(poses, dtype=np.float64).reshape(-1, 4, 4)
+    R, t = P[:, :3, :3], P[:, :3, 3]
+    kind, par = tab.kind, tab.params
+    r = par[:, 0:1]
+    az = np.abs(R[:, :, 2])  # |world components of local z|
+    # default: the local AABB rotated (boxes exact; cones conservative)
+    c_loc = 0.5 * (tab.aabb[:, :3] + tab.aabb[:, 3:])
+    h_loc = 0.5 * (tab.aabb[:, 3:] - tab.aabb[:, :3])
+    ext = np.einsum("kij,kj->ki", np.abs(R), h_loc)
+    ctr = np.einsum("kij,kj->ki", R, c_loc) + t
+    cap = kind == L.CAPSULE
+    ext[cap] = (az * par[:, 1:2] + r)[cap]
+    cyl = kind == L.CYLINDER
+    ext[cyl] = (az * par[:, 2:3] + par[:, 1:2] * np.sqrt(np.maximum(0.0, 1.0 - az * az)))[cyl]
+    sph = kind == L.SPHERE
+    ext[sph] = np.repeat(r[sph], 3, axis=1)
+    ctr[cap | cyl | sph] = t[cap | cyl | sph]
+    lo, hi = ctr - ext, ctr + ext
+    for i in np.flatnonzero(kind == L.CONVEX):  # hull vertices, posed
+        w = tab.verts[tab.vstart[i]: tab.vstart[i + 1]] @ R[i].T + t[i]
+        lo[i] = w.min(axis=0) - par[i, 0]
+        hi[i] = w.max(axis=0) + par[i, 0]
+    return Primitives(tab, P.copy(), lo, hi)
+
+
 def _primitives(shape: Shape, T: np.ndarray) -> Primitives:
     """`primitives` for a pose the caller has validated."""
     R, t = T[:3, :3], T[:3, 3]
@@ -111,30 +141,7 @@ def _primitives(shape: Shape, T: np.ndarray) -> Primitives:
         inf = np.full((1, 3), np.inf)
         return Primitives(tab, T[None].copy(), -inf, inf)
     if isinstance(shape, ConvexShape):
-        tab = shape_table([shape])
-        k = int(tab.kind[0])
-        r = float(tab.params[0, 0])
-        if k == L.CONVEX:
-            w = tab.verts @ R.T + t
-            lo, hi = w.min(axis=0) - r, w.max(axis=0) + r
-        elif k == L.SPHERE:
-            lo, hi = t - r, t + r
-        elif k == L.CAPSULE:
-            h = tab.params[0, 1]
-            a = R[:, 2] * h
-            lo = np.minimum(t - a, t + a) - r
-            hi = np.maximum(t - a, t + a) + r
-        elif k == L.CYLINDER:
-            # exact: the rim circle's extent along world axis e is rad * sqrt(1 - (R[e,2])^2)
-            rad, h = tab.params[0, 1], tab.params[0, 2]
-            ext = h * np.abs(R[:, 2]) + rad * np.sqrt(np.maximum(0.0, 1.0 - R[:, 2] ** 2))
-            lo, hi = t - ext, t + ext
-        else:  # BOX, CONE: the local AABB, rotated (conservative for a cone)
-            box = tab.aabb[0]
-            c = 0.5 * (box[:3] + box[3:])
-            lo, hi = _box_world_aabb(R, (R @ c + t)[None], 0.5 * (box[3:] - box[:3])[None])
-            lo, hi = lo[0], hi[0]
-        return Primitives(tab, T[None].copy(), lo[None].copy(), hi[None].copy())
+        return convex_block([shape], T[None])
     if isinstance(shape, Mesh):
         tri = (shape.vertices @ R.T + t)[shape.faces]  # (m, 3, 3) world
         m = tri.shape[0]

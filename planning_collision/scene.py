@@ -54,11 +54,12 @@ from .bvh import (
     build_bvh,
     build_bvh_forest,
     concat_primitives,
+    convex_block,
     detail_filter,
 )
-from .geometry.shapes import Shape
-from .geometry.validate import as_pose, finite_scalar, positive_scalar
-from .kernels.bvh import STACK_SIZE, FlatBVH, overlap_components
+from .geometry.shapes import ConvexShape, Halfspace, Shape
+from .geometry.validate import ROTATION_TOL, as_pose, finite_scalar, positive_scalar
+from .kernels.bvh import STACK_SIZE, FlatBVH, overlap_components, overlap_components_brute
 from .kernels.layout import OUT_SIZE
 from .kernels.pair import new_workspace
 from .kernels.scene_query import FlatScene, scene_candidates, scene_collide, scene_distance
@@ -93,13 +94,20 @@ class _Block(NamedTuple):
     n_replaced: int  # primitives the detail filter replaced
 
 
+# Below this many boxes, grouping tests all pairs instead of building a tree first.
+_BRUTE_GROUPING = 64
+
+
 def _components(lo: np.ndarray, hi: np.ndarray) -> tuple[int, np.ndarray]:
     """Connected components of the AABB-overlap graph of boxes (lo, hi)."""
     n = lo.shape[0]
     if n == 1:
         return 1, np.zeros(1, np.int64)
-    tree = build_bvh(lo, hi)
     labels = np.empty(n, np.int64)
+    if n <= _BRUTE_GROUPING:
+        k = overlap_components_brute(lo, hi, np.zeros(n, np.int32), labels)
+        return int(k), labels
+    tree = build_bvh(lo, hi)
     k = overlap_components(
         tree, 0, lo, hi, np.zeros(n, np.int32), np.empty(STACK_SIZE, np.int32), labels
     )
@@ -115,20 +123,48 @@ def _parts(shape, T, where: str):
     if isinstance(shape, (list, tuple)) and shape and all(
         isinstance(p, (list, tuple)) and len(p) == 2 for p in shape
     ):
-        out = []
-        for k, (s, Tl) in enumerate(shape):
+        for k, (s, _) in enumerate(shape):
             if not isinstance(s, Shape):
                 raise TypeError(f"{where} part {k}: expected a shape, got {type(s).__name__}")
-            out.append((s, T @ as_pose(Tl, f"{where} part {k} pose")))
-        return out
+        Tl = _as_poses([p[1] for p in shape], where)
+        return list(zip([p[0] for p in shape], T @ Tl))
     raise TypeError(
         f"{where}: expected a shape or a non-empty list of (shape, T_object_part) pairs, "
         f"got {type(shape).__name__}"
     )
 
 
+def _as_poses(poses, where: str) -> np.ndarray:
+    """(k, 4, 4) rigid transforms, checked at once; on failure, the first bad one is named
+    with as_pose's message."""
+    try:
+        P = np.asarray(poses, dtype=np.float64)
+        ok = P.ndim == 3 and P.shape[1:] == (4, 4) and bool(np.all(np.isfinite(P)))
+    except (TypeError, ValueError):
+        ok = False
+    if ok:
+        R = P[:, :3, :3]
+        err = np.abs(np.einsum("kji,kjl->kil", R, R) - np.eye(3)).max(axis=(1, 2))
+        ok = (
+            bool(np.all(np.abs(P[:, 3] - (0.0, 0.0, 0.0, 1.0)) <= 1e-12))
+            and bool(np.all(err <= ROTATION_TOL))
+            and bool(np.all(np.linalg.det(R) > 0.0))
+        )
+    if ok:
+        return P
+    for k, Tl in enumerate(poses):
+        as_pose(Tl, f"{where} part {k} pose")
+    raise AssertionError("unreachable: a pose failed the batch check but not as_pose")
+
+
 def _compile(parts, min_size: float | None) -> _Block:
-    prims = concat_primitives(_primitives(s, Tw) for s, Tw in parts)
+    # bounded convex parts in one table (one call, vectorised boxes); the rest one by one
+    conv = [k for k, (s, _) in enumerate(parts) if isinstance(s, ConvexShape) and not isinstance(s, Halfspace)]
+    blocks = []
+    if conv:
+        blocks.append(convex_block([parts[k][0] for k in conv], np.stack([parts[k][1] for k in conv])))
+    blocks += [_primitives(s, Tw) for k, (s, Tw) in enumerate(parts) if k not in set(conv)]
+    prims = concat_primitives(blocks)
     nrep = 0
     if min_size is not None:
         prims, nrep = detail_filter(prims, min_size)

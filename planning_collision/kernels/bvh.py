@@ -135,3 +135,27 @@ def overlap_components(bvh, root, lo, hi, label, stack, labels_out):
             k += 1
         labels_out[i] = comp[r]
     return k
+
+
+@kernel
+def overlap_components_brute(lo, hi, label, labels_out):
+    """`overlap_components` by testing every pair: O(n^2), for the few pieces of one object
+    (no tree to build). Same output."""
+    n = lo.shape[0]
+    parent = np.arange(n)
+    for i in range(n):
+        for p in range(i + 1, n):
+            if label[p] == label[i] and aabb_overlap(lo[p], hi[p], lo[i], hi[i], 0.0):
+                a = _find(parent, i)
+                b = _find(parent, p)
+                if a != b:
+                    parent[b] = a
+    k = 0
+    comp = np.full(n, -1, np.int64)
+    for i in range(n):
+        r = _find(parent, i)
+        if comp[r] < 0:
+            comp[r] = k
+            k += 1
+        labels_out[i] = comp[r]
+    return k
