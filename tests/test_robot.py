@@ -367,3 +367,17 @@ def test_q_of_the_wrong_length_or_with_nan_is_named(panda):
         panda.validate_q([0, 0, 0, 0.5, 0, 1, 0], "q0", check_limits=True)
     with pytest.raises(ValueError, match=r"Q\[1, 0\] \(panda_joint1\) must be finite"):
         panda.fk_batch(np.array([np.zeros(7), [np.inf] + [0] * 6]))
+
+
+def test_bench_robot_demo_runs_with_small_arguments(capsys):
+    _erd()
+    from demos import bench_robot
+
+    assert (
+        bench_robot.main(
+            ["--configs", "200", "--python-configs", "5", "--samples", "50", "--repeats", "1"]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "FK per configuration, numba fk_batch" in out and "JIT warm-up" in out
