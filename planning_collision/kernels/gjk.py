@@ -25,7 +25,7 @@ Every loop ends: at most ``MAX_ITER`` iterations, and each iteration either stri
 import math
 
 from ._jit import inline_kernel, kernel
-from .support import core_support_world
+from .support import core_support_arrays
 
 W = 0
 SA = 12
@@ -334,10 +334,14 @@ def simplex_point(ws, n, base, out, o):
 
 
 @inline_kernel
-def _support_pair(tab_a, ia, T_a, tab_b, ib, T_b, dx, dy, dz, ws):
+def _support_pair(
+    ak, ap, av, avs, aas, aadj, ia, T_a, bk, bp, bv, bvs, bas, badj, ib, T_b, dx, dy, dz, ws
+):
     """Support of D = A - B along (dx, dy, dz): s_A(d) - s_B(-d), into ws[TMP:TMP+6]."""
-    ha = core_support_world(tab_a, ia, T_a, dx, dy, dz, int(ws[HINT_A]), ws, TMP)
-    hb = core_support_world(tab_b, ib, T_b, -dx, -dy, -dz, int(ws[HINT_B]), ws, TMP + 3)
+    ha = core_support_arrays(ak, ap, av, avs, aas, aadj, ia, T_a, dx, dy, dz, int(ws[HINT_A]), ws, TMP)
+    hb = core_support_arrays(
+        bk, bp, bv, bvs, bas, badj, ib, T_b, -dx, -dy, -dz, int(ws[HINT_B]), ws, TMP + 3
+    )
     ws[HINT_A] = ha
     ws[HINT_B] = hb
 
@@ -356,6 +360,19 @@ def gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, stop_above, stop_bel
     dist is |v| (an upper bound of the core distance; for SEPARATED, within tolerance of
     it). For BEYOND, dist is the lower bound that triggered the stop.
     """
+    # unpack the tables once: a namedtuple field read in the loop costs a refcount pair
+    ak = tab_a.kind
+    ap = tab_a.params
+    av = tab_a.verts
+    avs = tab_a.vstart
+    aas = tab_a.adjstart
+    aadj = tab_a.adj
+    bk = tab_b.kind
+    bp = tab_b.params
+    bv = tab_b.verts
+    bvs = tab_b.vstart
+    bas = tab_b.adjstart
+    badj = tab_b.adj
     ws[HINT_A] = 0.0
     ws[HINT_B] = 0.0
     vx = v0x
@@ -364,7 +381,9 @@ def gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, stop_above, stop_bel
     if vx * vx + vy * vy + vz * vz == 0.0:
         vx = 1.0
     # first vertex: support of D along -v
-    _support_pair(tab_a, ia, T_a, tab_b, ib, T_b, -vx, -vy, -vz, ws)
+    _support_pair(
+        ak, ap, av, avs, aas, aadj, ia, T_a, bk, bp, bv, bvs, bas, badj, ib, T_b, -vx, -vy, -vz, ws
+    )
     for r in range(3):
         ws[SA + r] = ws[TMP + r]
         ws[SB + r] = ws[TMP + 3 + r]
@@ -381,7 +400,10 @@ def gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, stop_above, stop_bel
             return OVERLAP, n, vn
         if vn <= stop_below:
             return WITHIN, n, vn
-        _support_pair(tab_a, ia, T_a, tab_b, ib, T_b, -vx, -vy, -vz, ws)
+        _support_pair(
+            ak, ap, av, avs, aas, aadj, ia, T_a, bk, bp, bv, bvs, bas, badj, ib, T_b,
+            -vx, -vy, -vz, ws,
+        )
         wx = ws[TMP] - ws[TMP + 3]
         wy = ws[TMP + 1] - ws[TMP + 4]
         wz = ws[TMP + 2] - ws[TMP + 5]
