@@ -237,7 +237,7 @@ def convexify_mesh(vertices, faces, hull_ratio: float = 1.1, max_pieces: int = 1
             continue
         # repair: V-HACD pieces approximate the component and may leave vertices out
         eqs = [_hull_eq(c) for c in cand]
-        viol = np.stack([_violation(e, c, v) for e, c in zip(eqs, cand)], axis=1)
+        viol = np.stack([_violation(e, c, v) for e, c in zip(eqs, cand, strict=True)], axis=1)
         outside = viol.min(axis=1) > CONTAIN_TOL
         if outside.any():
             owner = viol[outside].argmin(axis=1)
@@ -391,7 +391,7 @@ def _load_geometry(path: Path, key: str):
                 "model_volume": float(r[1]),
                 "has_mesh": bool(r[2]),
             }
-            for n, r in zip(z["report_link"], z["report"])
+            for n, r in zip(z["report_link"], z["report"], strict=True)
         }
     return pieces, report
 
@@ -654,7 +654,7 @@ class Robot:
         upper = np.zeros(dof)
         continuous = np.zeros(dof, bool)
         link_joint: list[str | None] = [None] * n_links
-        for i, (ln, j) in enumerate(order):
+        for i, (_, j) in enumerate(order):
             if j is None:
                 continue
             link_joint[i] = j.name
@@ -816,7 +816,9 @@ class Robot:
             raise ValueError(f"Q must have shape (m, {self.dof}), got {Q.shape}")
         if not np.all(np.isfinite(Q)):
             r, c = np.argwhere(~np.isfinite(Q))[0]
-            raise ValueError(f"Q[{r}, {c}] ({self.joint_names[c]}) must be finite, got {float(Q[r, c])!r}")
+            raise ValueError(
+                f"Q[{r}, {c}] ({self.joint_names[c]}) must be finite, got {float(Q[r, c])!r}"
+            )
         out = np.empty((Q.shape[0], len(self.link_names), 4, 4))
         fk_batch(self.model, Q, out)
         return out
@@ -874,7 +876,7 @@ class Robot:
     def lowest_common_ancestor(self, a: int, b: int) -> int:
         ca, cb = self._chain(a), self._chain(b)
         lca = -1
-        for x, y in zip(ca, cb):
+        for x, y in zip(ca, cb, strict=False):  # chains differ in length
             if x != y:
                 break
             lca = x
@@ -1005,7 +1007,7 @@ class Robot:
         counts = self.count_self_collisions(Q, pairs)
         dt = time.perf_counter() - t0
         summary = {"default": 0, "always": 0, "never": 0, "checked": 0}
-        for (a, b), d, c in zip(pairs, default, counts):
+        for (a, b), d, c in zip(pairs, default, counts, strict=True):
             na, nb = self.link_names[a], self.link_names[b]
             if d > 0:
                 why = "default"

@@ -60,11 +60,15 @@ def build(name: str, samples: int = 10_000, seed: int = 0) -> dict:
     summary = sampler.compute_acm(n_samples=samples, seed=seed, default_q=q_def)
     entries = sampler.acm.entries()
     cfg["acm"] = {
-        "method": "MoveIt setup assistant: adjacent links (nearest ancestor with geometry), pairs colliding at the default configuration (default_q), colliding in >= 95% of samples (always), colliding in none (never)",
+        "method": (
+            "MoveIt setup assistant: adjacent links (nearest ancestor with geometry), pairs "
+            "colliding at the default configuration (default_q), colliding in >= 95% of "
+            "samples (always), colliding in none (never)"
+        ),
         "samples": samples,
         "seed": seed,
         "sampled_joints": list(sampler.joint_names),
-        "sampled_ranges": [[float(a), float(b)] for a, b in zip(sampler.lower, sampler.upper)],
+        "sampled_ranges": [[float(a), float(b)] for a, b in zip(sampler.lower, sampler.upper, strict=True)],
         "held_joints": sampler.held_joints,
         "default_q": q_def.tolist(),
         "geometry": f"geometry-{robot.geometry_key}.npz",
