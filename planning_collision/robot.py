@@ -748,7 +748,6 @@ class Robot:
                 self.acm.allow(link_names[p], link_names[i], "adjacent")
 
         self._build_motion_bound_tables()
-        self._fk_buf = np.zeros((n_links, 4, 4))
         return self
 
     # ---- configuration ----------------------------------------------------------------

@@ -381,3 +381,32 @@ def test_bench_robot_demo_runs_with_small_arguments(capsys):
     )
     out = capsys.readouterr().out
     assert "FK per configuration, numba fk_batch" in out and "JIT warm-up" in out
+
+
+FLOATING = """<robot name="f">
+  <link name="world"/>
+  <link name="body"><collision><geometry><sphere radius="0.1"/></geometry></collision></link>
+  <joint name="free" type="floating"><parent link="world"/><child link="body"/>
+    <origin xyz="0 0 1"/></joint>
+</robot>"""
+
+
+def test_a_urdf_floating_joint_becomes_six_virtual_joints_after_its_origin(tmp_path):
+    robot = Robot.from_urdf(_write(tmp_path, FLOATING), base_bounds=[(-1, 1), (-2, 2), (0, 3)])
+    assert robot.joint_names == [f"free_{s}" for s in ("x", "y", "z", "yaw", "pitch", "roll")]
+    np.testing.assert_array_equal(robot.lower[:3], [-1, -2, 0])
+    T = robot.fk([0.1, 0.2, 0.3, np.pi / 2, 0, 0])["body"]
+    np.testing.assert_allclose(T[:3, 3], [0.1, 0.2, 1.3], atol=1e-12)
+    np.testing.assert_allclose(T[:3, 0], [0, 1, 0], atol=1e-12)  # yaw turns x onto y
+
+
+def test_package_paths_resolve_through_package_dirs(tmp_path):
+    import trimesh
+
+    (tmp_path / "elsewhere" / "m").mkdir(parents=True)
+    trimesh.creation.icosphere(radius=0.1).export(tmp_path / "elsewhere" / "m" / "ball.stl")
+    p = _write(tmp_path, ARM.format(geom='<mesh filename="package://mypkg/m/ball.stl"/>', lo=-1))
+    with pytest.raises(URDFMeshNotFoundError):
+        Robot.from_urdf(p)
+    robot = Robot.from_urdf(p, package_dirs={"mypkg": tmp_path / "elsewhere"})
+    assert len(robot.pieces) == 1 and robot.volume_ratios()["b"] == pytest.approx(1.0, abs=1e-9)
