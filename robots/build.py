@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from importlib import metadata
 
 import numpy as np
 
@@ -59,6 +60,9 @@ def build(name: str, samples: int = 10_000, seed: int = 0) -> dict:
         q_def[sampler.joint_names.index(jn)] = v
     summary = sampler.compute_acm(n_samples=samples, seed=seed, default_q=q_def)
     entries = sampler.acm.entries()
+    if cfg["urdf"]["source"] == "example-robot-data":
+        # the geometry cache is keyed by file contents; this says which release made it
+        cfg["urdf"]["built_with"] = f"example-robot-data {metadata.version('example-robot-data')}"
     cfg["acm"] = {
         "method": (
             "MoveIt setup assistant: adjacent links (nearest ancestor with geometry), pairs "

@@ -279,7 +279,11 @@ def test_registry_robot_loads_from_its_committed_cache_in_under_a_second(name, m
     import planning_collision.robot as R
 
     def no_build(*a, **k):
-        raise AssertionError("the committed geometry cache was not used")
+        built = robots.config(name)["urdf"].get("built_with", "the package's own files")
+        raise AssertionError(
+            f"robots/{name}: the committed geometry cache (built with {built}) does not match the "
+            f"installed files; rebuild it with: python -m robots.build {name}"
+        )
 
     robots.load(name)  # imports and JIT out of the timing
     monkeypatch.setattr(R, "build_link_geometry", no_build)
