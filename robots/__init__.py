@@ -79,10 +79,15 @@ def robot_kwargs(name: str) -> dict:
 
 def load(name: str, **overrides):
     """Robot `name`, built by `Robot.from_urdf` from its config; `overrides` replace config
-    arguments (``fixed_joints`` entries are merged into the config's)."""
+    arguments (``fixed_joints`` entries are merged into the config's; joints named in an
+    ``active_joints`` override are no longer held)."""
     from planning_collision.robot import Robot
 
     kw = robot_kwargs(name)
+    if overrides.get("active_joints") and kw.get("fixed_joints"):
+        # a joint the caller makes active is no longer held at the config's value
+        act = set(overrides["active_joints"])
+        kw["fixed_joints"] = {k: v for k, v in kw["fixed_joints"].items() if k not in act}
     if "fixed_joints" in overrides and kw.get("fixed_joints"):
         merged = dict(kw["fixed_joints"])
         merged.update(overrides.pop("fixed_joints") or {})

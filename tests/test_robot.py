@@ -266,6 +266,12 @@ def test_stored_acm_is_what_sampling_gives(name):
 # ---- registry ------------------------------------------------------------------------
 
 
+def test_registry_overrides_can_activate_a_held_joint():
+    robot = robots.load("planar_arm", active_joints=["joint1", "joint2", "joint3", "finger_joint"])
+    assert robot.dof == 4 and "finger_joint" not in robot.held_joints
+    assert robots.load("planar_arm").held_joints == {"finger_joint": 0.015}
+
+
 def test_registry_lists_and_loads_every_robot():
     assert {"panda", "ur5", "planar_arm", "free_flyer"} <= set(robots.available())
     with pytest.raises(ValueError, match="unknown robot 'r2d2'"):
