@@ -226,7 +226,12 @@ def convexify_mesh(vertices, faces, hull_ratio: float = 1.1, max_pieces: int = 1
         if hv == 0.0 or cv == 0.0 or small or hv <= hull_ratio * cv:
             pieces.append(_hull_vertices(v))
             continue
-        parts = comp.convex_decomposition(maxConvexHulls=max_pieces)
+        try:
+            parts = comp.convex_decomposition(maxConvexHulls=max_pieces)
+        except ImportError as e:
+            raise ImportError(
+                "decomposing a non-convex link mesh needs V-HACD: pip install vhacdx"
+            ) from e
         if isinstance(parts, trimesh.Trimesh):
             parts = [parts]
         cand = [
