@@ -25,8 +25,13 @@ from .support import core_support_world
 MAX_VERTS = 256
 MAX_FACES = 4 * MAX_VERTS + 64
 # Converged when the new support point is within this of the nearest face (m, + relative).
-EPA_ABS_TOL = 1e-9
-EPA_REL_TOL = 1e-9
+# Well above round-off on purpose: support points that land on a flat region of D within
+# round-off of the nearest face only add sliver faces with unstable normals.
+EPA_ABS_TOL = 1e-8
+EPA_REL_TOL = 1e-8
+# A face is visible from a new point farther out than this (m, times 1 + |D|). Below the
+# convergence tolerance, so the face being split is always visible.
+VISIBLE_TOL = 1e-10
 
 
 @kernel
@@ -295,7 +300,24 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
         if dw - bd <= EPA_ABS_TOL + EPA_REL_TOL * abs(bd) or nv >= MAX_VERTS - 1:
             break
         if nf + 3 * nv + 8 >= MAX_FACES:
-            break
+            # drop dead faces (curved shapes need many splits); faces hold no adjacency,
+            # so moving them is free
+            m = 0
+            for f in range(nf):
+                if alive[f]:
+                    if m != f:
+                        for r in range(3):
+                            F[m, r] = F[f, r]
+                            FN[m, r] = FN[f, r]
+                        FD[m] = FD[f]
+                        alive[m] = True
+                        alive[f] = False
+                    if f == best_f:
+                        best_f = m
+                    m += 1
+            nf = m
+            if nf + 3 * nv + 8 >= MAX_FACES:
+                break
         # faces visible from the new point go; their unshared edges form the horizon
         ne = 0
         for f in range(nf):
@@ -303,7 +325,7 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
                 continue
             a = F[f, 0]
             s = FN[f, 0] * (px - V[a, 0]) + FN[f, 1] * (py - V[a, 1]) + FN[f, 2] * (pz - V[a, 2])
-            if s > 1e-14 * (1.0 + scale):
+            if s > VISIBLE_TOL * (1.0 + scale):
                 alive[f] = False
                 for q in range(3):
                     e0 = F[f, q]
@@ -337,6 +359,10 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
             F[nf, 2] = nv
             if _face_setup(V, F, FN, FD, nf, -1):
                 alive[nf] = True
+                # the polytope only grows, so no face can come nearer the origin than the
+                # one split; if one does, round-off has broken convexity: stop at bd
+                if FD[nf] < bd - VISIBLE_TOL * (1.0 + scale):
+                    ok = False
             else:
                 ok = False
             nf += 1
