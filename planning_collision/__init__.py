@@ -23,8 +23,11 @@ from .geometry import (
     Sphere,
     as_pose,
 )
+from .geometry.clouds import PointCloud, VoxelGrid
 from .queries import collide, distance, penetration
 from .results import DistanceResult, PenetrationResult
+from .robot import Robot
+from .scene import Scene
 
 __version__ = "0.1.0"
 
@@ -39,6 +42,10 @@ __all__ = [
     "Mesh",
     "Shape",
     "Sphere",
+    "PointCloud",
+    "VoxelGrid",
+    "Robot",
+    "Scene",
     "as_pose",
     "collide",
     "distance",
