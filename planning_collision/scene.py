@@ -65,7 +65,7 @@ from .kernels.pair import new_workspace
 from .kernels.scene_query import FlatScene, scene_candidates, scene_collide, scene_distance
 from .results import DistanceResult
 
-__all__ = ["Scene", "Obstacle", "FlatScene", "query_block"]
+__all__ = ["Scene", "Obstacle", "FlatScene", "query_block", "flat_bvh_scene"]
 
 log = logging.getLogger(__name__)
 
@@ -329,6 +329,31 @@ def _flatten(blocks: Sequence[_Block]) -> FlatScene:
         (np.concatenate(unb) if unb else np.zeros(0)).astype(np.int32),
         np.array([nobj], np.int32),
     )
+
+
+def flat_bvh_scene(scene: "Scene") -> FlatScene:
+    """All of `scene`'s primitives under ONE binary BVH, as one object, without KCD
+    grouping: the "one flat BVH" baseline of demos/bench_scene.py. Answers boolean and
+    nearest-distance queries like the scene (object slot 0 stands for "some obstacle")."""
+    blocks = [scene._blocks[i] for i in scene._blocks]
+    prims = concat_primitives(b.prims for b in blocks)
+    bounded = np.all(np.isfinite(prims.lo), axis=1) & np.all(np.isfinite(prims.hi), axis=1)
+    bidx = np.flatnonzero(bounded)
+    z32 = np.zeros(0, np.int32)
+    if bidx.size == 0:
+        e3 = np.zeros((0, 3))
+        bvh = FlatBVH(e3, e3.copy(), z32, z32, z32, z32, z32)
+        blk = _Block(prims, np.flatnonzero(~bounded).astype(np.int32), bvh, e3, e3.copy(),
+                     z32, z32, z32, z32, 0)
+        return _flatten([blk])
+    bvh = build_bvh(prims.lo[bidx], prims.hi[bidx])
+    bvh = bvh._replace(order=bidx[bvh.order].astype(np.int32))
+    blk = _Block(
+        prims, np.flatnonzero(~bounded).astype(np.int32), bvh,
+        bvh.lo[:1].copy(), bvh.hi[:1].copy(), np.zeros(1, np.int32), z32,
+        np.zeros(1, np.int32), np.zeros(1, np.int32), 0,
+    )
+    return _flatten([blk])
 
 
 def query_block(shape: Shape, T) -> Primitives:

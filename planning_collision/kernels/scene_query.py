@@ -76,6 +76,31 @@ def _push_children(scene, stack, sp, tree, nd):
 
 
 @kernel
+def _push_kt_children_nearest_last(scene, stack, sp, nd, qlo, qhi):
+    """Push the children of KCD node nd ordered so the one nearest the query box is popped
+    first (insertion sort on the few children; keys recomputed, no scratch). Distance
+    queries need this: an early near hit tightens the bound that prunes the rest."""
+    s0 = sp
+    for e in range(scene.kt_cstart[nd], scene.kt_cstart[nd + 1]):
+        c = scene.kt_child[e]
+        if sp >= stack.shape[0]:
+            return -1
+        key = aabb_sqdist(scene.kt_lo[c], scene.kt_hi[c], qlo, qhi)
+        j = sp
+        while j > s0:
+            p = stack[j - 1, 1]
+            if aabb_sqdist(scene.kt_lo[p], scene.kt_hi[p], qlo, qhi) >= key:
+                break
+            stack[j, 0] = stack[j - 1, 0]
+            stack[j, 1] = p
+            j -= 1
+        stack[j, 0] = KT
+        stack[j, 1] = c
+        sp += 1
+    return sp
+
+
+@kernel
 def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, stack):
     """Objects within `margin` (signed distance <= margin) of the query block.
 
@@ -142,13 +167,28 @@ def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, st
 
 
 @kernel
-def _lower_bound(lo, hi, qlo, qhi):
-    """Lower bound on the signed distance between anything in two boxes: their gap when
-    apart, -inf when they overlap (a penetration can be arbitrarily deep)."""
+def _lower_bound(lo, hi, qlo, qhi, qc, qr):
+    """Lower bound on the signed distance between anything in box (lo, hi) and the query,
+    which lies in box (qlo, qhi) and in the ball (qc, qr): the larger of the box-box gap and
+    the ball-box gap, when positive; -inf when both are <= 0 (an overlap can be arbitrarily
+    deep). The ball bound is the tighter one for a long query (a capsule link) whose
+    world box is loose."""
     s = aabb_sqdist(lo, hi, qlo, qhi)
+    b = 0.0
+    for k in range(3):
+        g = lo[k] - qc[k]
+        if qc[k] - hi[k] > g:
+            g = qc[k] - hi[k]
+        if g > 0.0:
+            b += g * g
+    lb = -math.inf
     if s > 0.0:
-        return math.sqrt(s)
-    return -math.inf
+        lb = math.sqrt(s)
+    if b > qr * qr:
+        sb = math.sqrt(b) - qr
+        if sb > lb:
+            lb = sb
+    return lb
 
 
 @kernel
@@ -185,6 +225,9 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
     if scene.kt_root.shape[0] == 0:
         return arg
     for i in range(nq):
+        # the query's bounding ball: its local origin, posed, and qtab.brad
+        qc = qposes[i, :3, 3]
+        qr = qtab.brad[i]
         sp = _push(stack, 0, KT, scene.kt_root[0])
         while sp > 0:
             sp -= 1
@@ -201,7 +244,7 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
             bound = max_dist if per_object else min(max_dist, gbest)
             if o >= 0 and best[o, 0] < bound:
                 bound = best[o, 0]
-            if _lower_bound(lo, hi, qlo[i], qhi[i]) > bound:
+            if _lower_bound(lo, hi, qlo[i], qhi[i], qc, qr) > bound:
                 continue
             if tree == KT or scene.bvh.count[nd] == 0:
                 if tree == BV:
@@ -218,8 +261,10 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
                         sp = _push(stack, sp, BV, l)
                         if sp >= 0:
                             sp = _push(stack, sp, BV, r)
+                elif scene.kt_group[nd] >= 0:
+                    sp = _push(stack, sp, BV, scene.kt_group[nd])
                 else:
-                    sp = _push_children(scene, stack, sp, KT, nd)
+                    sp = _push_kt_children_nearest_last(scene, stack, sp, nd, qlo[i], qhi[i])
                 if sp < 0:
                     return OVERFLOW
                 continue
@@ -229,7 +274,13 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
                 bound = max_dist if per_object else min(max_dist, gbest)
                 if best[o, 0] < bound:
                     bound = best[o, 0]
-                if _lower_bound(scene.plo[p], scene.phi[p], qlo[i], qhi[i]) > bound:
+                if _lower_bound(scene.plo[p], scene.phi[p], qlo[i], qhi[i], qc, qr) > bound:
+                    continue
+                # ball-ball: the primitive lies within brad[p] of its pose origin
+                dx = scene.poses[p, 0, 3] - qc[0]
+                dy = scene.poses[p, 1, 3] - qc[1]
+                dz = scene.poses[p, 2, 3] - qc[2]
+                if math.sqrt(dx * dx + dy * dy + dz * dz) - qr - scene.tab.brad[p] > bound:
                     continue
                 pair_distance(qtab, i, qposes[i], scene.tab, p, scene.poses[p], bound, ws, tmp)
                 if tmp[0] <= bound and tmp[0] < best[o, 0]:
@@ -273,3 +324,44 @@ def scene_candidates(scene, qlo, qhi, margin, stack, out):
         if sp < 0:
             return OVERFLOW
     return nout
+
+
+@kernel
+def scene_collide_batch(scene, qtab, qposes, qlo, qhi, margin, hit, ws, stack, out):
+    """The boolean fast path for B poses of one single-primitive query (a moving link).
+
+    qposes (B, 4, 4), qlo, qhi (B, 3): the query's pose and world AABB per step;
+    hit (n_obj,) uint8 scratch, zero on entry and on return. out (B,) int32: the slot of an
+    object in collision (the first found), or -1. Returns -2 on stack overflow, else 0.
+    """
+    n_obj = hit.shape[0]
+    for b in range(qposes.shape[0]):
+        n = scene_collide(scene, qtab, qposes[b:b + 1], qlo[b:b + 1], qhi[b:b + 1], margin,
+                          True, hit, ws, stack)
+        if n == OVERFLOW:
+            return OVERFLOW
+        out[b] = -1
+        if n > 0:
+            for o in range(n_obj):
+                if hit[o]:
+                    out[b] = o
+                    hit[o] = 0
+    return 0
+
+
+@kernel
+def scene_min_distance_batch(scene, qtab, qposes, qlo, qhi, max_dist, best, ws, tmp, stack, out):
+    """Nearest-obstacle distance for B poses of one single-primitive query.
+
+    best (n_obj, 10) scratch; out (B,) float64 signed distance (inf when nothing is within
+    max_dist). Returns -2 on stack overflow, else 0.
+    """
+    for b in range(qposes.shape[0]):
+        for o in range(best.shape[0]):
+            best[o, 0] = math.inf
+        arg = scene_distance(scene, qtab, qposes[b:b + 1], qlo[b:b + 1], qhi[b:b + 1],
+                             max_dist, False, best, ws, tmp, stack)
+        if arg == OVERFLOW:
+            return OVERFLOW
+        out[b] = best[arg, 0] if arg >= 0 else math.inf
+    return 0

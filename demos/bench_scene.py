@@ -1,0 +1,356 @@
+"""Scene broadphase benchmark: a moving link against a factory hall (KCD's tables).
+
+Side by side, in one run, on the same primitives of `demos/factory_scene.py` (~8,900
+primitives by default), for link-sized query shapes (a Panda-like capsule, a box, a rounded
+convex) at random poses:
+
+  (a) the KCD hierarchy (Scene: per-object groups, group BVHs, top BVH),
+  (b) one flat BVH over all primitives (no grouping),
+  (c) no broadphase: the query against every primitive (compiled loop),
+  (d) coal's DynamicAABBTreeCollisionManager (C++; one Python call per query; meshes as
+      one BVHModelOBBRSS each, the rest as coal primitives),
+
+for the boolean query ("does the link hit anything?", first hit returns) and the nearest-
+obstacle distance. (a)-(c) run as compiled batch loops over the poses; (d) is timed per call
+from Python, as a user calls it. Figures are medians over `--repeats` runs, microseconds per
+query; JIT warm-up (first call, compile or cache load) is reported apart. Then build time and
+memory for (a) with and without the KCD detail filter (`--min-size`), (b) and (d), and a check
+that (a), (b), (c) and (d) agree on every query.
+
+    python demos/bench_scene.py [--queries 2000] [--repeats 5] [--seed 0] [--min-size 0.1]
+
+Takes ~30 s warm (numba cache present), ~2 min the first time (compiles the kernels).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import planning_collision as pc
+from planning_collision.kernels.bvh import STACK_SIZE
+from planning_collision.kernels.layout import OUT_SIZE
+from planning_collision.kernels.pair import new_workspace
+from planning_collision.kernels.scene_baseline import (
+    all_pairs_collide_batch,
+    all_pairs_min_distance_batch,
+)
+from planning_collision.kernels.scene_query import scene_collide_batch, scene_min_distance_batch
+from planning_collision.scene import Scene, flat_bvh_scene, query_block
+
+try:  # the module is importable for --help without the factory's package layout
+    from demos.factory_scene import HALL, factory_objects
+except ImportError:  # pragma: no cover - run as a script from demos/
+    from factory_scene import HALL, factory_objects
+
+
+def _rotations(rng, n):
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    x, y, z, w = q.T
+    R = np.empty((n, 3, 3))
+    R[:, 0] = np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], 1)
+    R[:, 1] = np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], 1)
+    R[:, 2] = np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], 1)
+    return R
+
+
+def link_queries(rng, scene_flat, n):
+    """Half uniform in the hall, half within 0.4 m of a random primitive's box centre (the
+    places a planner's links actually probe)."""
+    T = np.tile(np.eye(4), (n, 1, 1))
+    T[:, :3, :3] = _rotations(rng, n)
+    half = n // 2
+    T[:half, :3, 3] = rng.uniform([0, 0, 0], HALL, (half, 3))
+    c = 0.5 * (scene_flat.plo + scene_flat.phi)
+    pick = rng.integers(0, c.shape[0], n - half)
+    T[half:, :3, 3] = c[pick] + rng.uniform(-0.4, 0.4, (n - half, 3))
+    return T
+
+
+def _median_time(fn, repeats):
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return float(np.median(ts))
+
+
+def _nbytes(flat):
+    def walk(x):
+        if isinstance(x, np.ndarray):
+            return x.nbytes
+        return sum(walk(y) for y in x)
+
+    return walk(flat)
+
+
+# ---------------------------------------------------------------------------------------
+# coal
+
+
+def _coal_geometry(shape):
+    import coal
+
+    if isinstance(shape, pc.Sphere):
+        return coal.Sphere(shape.radius)
+    if isinstance(shape, pc.Box):
+        return coal.Box(*map(float, shape.extents))
+    if isinstance(shape, pc.Capsule):
+        return coal.Capsule(shape.radius, shape.length)
+    if isinstance(shape, pc.Cylinder):
+        return coal.Cylinder(shape.radius, shape.length)
+    if isinstance(shape, pc.Cone):
+        return coal.Cone(shape.radius, shape.length)
+    if isinstance(shape, pc.Mesh):
+        m = coal.BVHModelOBBRSS()
+        m.beginModel(shape.faces.shape[0], shape.vertices.shape[0])
+        m.addVertices(np.ascontiguousarray(shape.vertices))
+        m.addTriangles(np.ascontiguousarray(shape.faces))
+        m.endModel()
+        return m
+    if isinstance(shape, pc.Convex):
+        from scipy.spatial import ConvexHull
+
+        h = ConvexHull(shape.points)
+        v = coal.StdVec_Vec3s()
+        for p in shape.points[h.vertices]:
+            v.append(p)
+        idx = {int(k): i for i, k in enumerate(h.vertices)}
+        tris = coal.StdVec_Triangle()
+        for s in h.simplices:
+            tris.append(coal.Triangle(idx[int(s[0])], idx[int(s[1])], idx[int(s[2])]))
+        g = coal.Convex(v, tris)
+        if shape.radius > 0:
+            g.setSweptSphereRadius(float(shape.radius))
+        return g
+    raise TypeError(type(shape).__name__)
+
+
+def _tf(T):
+    import coal
+
+    return coal.Transform3s(np.ascontiguousarray(T[:3, :3]), np.ascontiguousarray(T[:3, 3]))
+
+
+def coal_manager(objects):
+    """A DynamicAABBTreeCollisionManager over every part of every object."""
+    import coal
+
+    mgr = coal.DynamicAABBTreeCollisionManager()
+    keep = []
+    for shape, T, _ in objects:
+        parts = shape if isinstance(shape, list) else [(shape, np.eye(4))]
+        for s, Tl in parts:
+            o = coal.CollisionObject(_coal_geometry(s), _tf(T @ Tl))
+            o.computeAABB()
+            keep.append(o)
+    for o in keep:
+        mgr.registerObject(o)
+    mgr.setup()
+    return mgr, keep
+
+
+def coal_queries(mgr, qshape, poses):
+    """(hit per pose, distance per pose), one manager call per pose and query kind."""
+    import coal
+
+    obj = coal.CollisionObject(_coal_geometry(qshape), _tf(np.eye(4)))
+    ccb = coal.CollisionCallBackDefault()
+    dcb = coal.DistanceCallBackDefault()
+    tfs = [_tf(T) for T in poses]
+
+    def collide():
+        out = np.empty(len(tfs), bool)
+        for i, tf in enumerate(tfs):
+            obj.setTransform(tf)
+            obj.computeAABB()  # setTransform does not refresh the AABB
+            ccb.data.result.clear()
+            ccb.data.done = False
+            mgr.collide(obj, ccb)
+            out[i] = ccb.data.result.isCollision()
+        return out
+
+    def distance():
+        out = np.empty(len(tfs))
+        for i, tf in enumerate(tfs):
+            obj.setTransform(tf)
+            obj.computeAABB()
+            dcb.data.result.clear()
+            dcb.data.done = False
+            mgr.distance(obj, dcb)
+            out[i] = dcb.data.result.min_distance
+        return out
+
+    return collide, distance
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--queries", type=int, default=2000, help="poses per query shape")
+    ap.add_argument("--repeats", type=int, default=5, help="timed runs; medians reported")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--scale", type=float, default=1.0, help="factory size (1.0: ~8,900 primitives)")
+    ap.add_argument("--min-size", type=float, default=0.1, help="detail filter v, m")
+    ap.add_argument("--no-coal", action="store_true", help="skip (d)")
+    ap.add_argument("--all-pairs-queries", type=int, default=200,
+                    help="poses for (c), which is slow; its figure is per query")
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+    use_coal = not args.no_coal
+    if use_coal:
+        try:
+            import coal  # noqa: F401
+        except ImportError:
+            print("coal not installed (pip install coal): skipping (d)")
+            use_coal = False
+
+    objs = factory_objects(args.seed, args.scale)
+
+    # ---- build: (a) KCD with and without the detail filter, (b) flat BVH, (d) coal
+    builds = {}
+    t0 = time.perf_counter()
+    scene = Scene()
+    for s, T, name in objs:
+        scene.add(s, T, name)
+    flat = scene.build()
+    builds["(a) KCD"] = (time.perf_counter() - t0, _nbytes(flat), scene.stats())
+    t0 = time.perf_counter()
+    scene_f = Scene(min_size=args.min_size)
+    for s, T, name in objs:
+        scene_f.add(s, T, name)
+    flat_f = scene_f.build()
+    builds[f"(a) KCD, min_size={args.min_size:g}"] = (time.perf_counter() - t0, _nbytes(flat_f), scene_f.stats())
+    t0 = time.perf_counter()
+    flat_b = flat_bvh_scene(scene)
+    builds["(b) flat BVH (from compiled primitives)"] = (time.perf_counter() - t0, _nbytes(flat_b), None)
+    if use_coal:
+        t0 = time.perf_counter()
+        mgr, _keep = coal_manager(objs)
+        builds["(d) coal DynamicAABBTree"] = (time.perf_counter() - t0, None, None)
+
+    st = builds["(a) KCD"][2]
+    print(f"factory seed={args.seed}: {st['objects']} objects, {st['primitives']} primitives, "
+          f"{st['groups']} KCD groups, {st['kcd_nodes']} KCD nodes, {st['bvh_nodes']} group-BVH nodes")
+    print("\nbuild                                        time [s]   arrays [MB]   primitives replaced")
+    for k, (t, b, s) in builds.items():
+        mb = f"{b / 1e6:10.2f}" if b is not None else "         -"
+        rep = f"{s['replaced_by_detail_filter']:>8d}" if s is not None else "       -"
+        print(f"  {k:<42s} {t:8.3f}   {mb}   {rep}")
+
+    # ---- queries
+    ws = new_workspace()
+    stack = np.zeros((STACK_SIZE, 2), np.int32)
+    tmp = np.zeros(OUT_SIZE)
+    shapes = {
+        "capsule r6cm L30cm": pc.Capsule(0.06, 0.30),
+        "box 10x10x30cm": pc.Box((0.10, 0.10, 0.30)),
+        "convex 20 pts": pc.Convex(rng.normal(size=(20, 3)) * np.array([0.05, 0.05, 0.12])),
+    }
+    print(f"\nqueries: {args.queries} poses per shape (half uniform in the hall, half near "
+          f"obstacles); median of {args.repeats} runs; microseconds per query")
+    header = f"  {'shape':<20s} {'query':<9s} {'(a) KCD':>9s} {'(b) BVH':>9s} {'(c) all':>9s}"
+    header += f" {'(d) coal':>9s}" if use_coal else ""
+    header += f" {'c/a':>7s} {'b/a':>6s}" + (f" {'d/a':>6s}" if use_coal else "")
+    print(header)
+    warm = {}
+    all_ok = True
+    for label, q in shapes.items():
+        poses = link_queries(rng, flat, args.queries)
+        B = poses.shape[0]
+        qb = [query_block(q, T) for T in poses]
+        qtab = qb[0].tab
+        qlo = np.ascontiguousarray(np.concatenate([b.lo for b in qb]))
+        qhi = np.ascontiguousarray(np.concatenate([b.hi for b in qb]))
+        poses = np.ascontiguousarray(poses)
+        nc = min(args.all_pairs_queries, B)
+
+        res = {}
+
+        def run_scene(f, out_i, out_d):
+            hit = np.zeros(max(int(f.n_obj[0]), 1), np.uint8)
+            best = np.zeros((max(int(f.n_obj[0]), 1), OUT_SIZE))
+
+            def col():
+                scene_collide_batch(f, qtab, poses, qlo, qhi, 0.0, hit, ws, stack, out_i)
+
+            def dist():
+                scene_min_distance_batch(f, qtab, poses, qlo, qhi, np.inf, best, ws, tmp, stack, out_d)
+
+            return col, dist
+
+        times = {}
+        for key, f in (("a", flat), ("b", flat_b)):
+            oi, od = np.empty(B, np.int32), np.empty(B)
+            col, dist = run_scene(f, oi, od)
+            for kind, fn in (("collide", col), ("distance", dist)):
+                t0 = time.perf_counter()
+                fn()
+                warm[(key, kind)] = max(warm.get((key, kind), 0.0), time.perf_counter() - t0)
+                times[(key, kind)] = _median_time(fn, args.repeats) / B
+            res[key] = (oi >= 0, od.copy())
+        oc_i, oc_d = np.empty(nc, np.int64), np.empty(nc)
+        sub = np.ascontiguousarray(poses[:nc])
+
+        def ccol():
+            all_pairs_collide_batch(flat.tab, flat.poses, qtab, sub, 0.0, ws, oc_i)
+
+        def cdist():
+            all_pairs_min_distance_batch(flat.tab, flat.poses, qtab, sub, ws, tmp, oc_d)
+
+        for kind, fn in (("collide", ccol), ("distance", cdist)):
+            t0 = time.perf_counter()
+            fn()
+            warm[("c", kind)] = max(warm.get(("c", kind), 0.0), time.perf_counter() - t0)
+            times[("c", kind)] = _median_time(fn, max(1, min(args.repeats, 3))) / nc
+        res["c"] = (oc_i >= 0, oc_d.copy())
+        if use_coal:
+            ccol_d, cdist_d = coal_queries(mgr, q, poses)
+            for kind, fn in (("collide", ccol_d), ("distance", cdist_d)):
+                times[("d", kind)] = _median_time(fn, args.repeats) / B
+            res["d"] = (ccol_d(), cdist_d())
+
+        for kind in ("collide", "distance"):
+            a = times[("a", kind)] * 1e6
+            row = f"  {label:<20s} {kind:<9s} {a:9.2f} {times[('b', kind)] * 1e6:9.2f} {times[('c', kind)] * 1e6:9.1f}"
+            if use_coal:
+                row += f" {times[('d', kind)] * 1e6:9.2f}"
+            row += f" {times[('c', kind)] * 1e6 / a:7.0f}x {times[('b', kind)] * 1e6 / a:5.2f}x"
+            if use_coal:
+                row += f" {times[('d', kind)] * 1e6 / a:5.2f}x"
+            print(row)
+
+        # agreement: (a) vs (b) vs (c) exactly (same kernels); coal where not touching
+        ha, da = res["a"]
+        hb, db = res["b"]
+        hc, dc = res["c"]
+        ok = np.array_equal(ha, hb) and np.array_equal(ha[:nc], hc)
+        ok &= bool(np.allclose(da, db, atol=1e-9) and np.allclose(da[:nc], dc, atol=1e-9))
+        msg = f"    agreement: (a)=(b)=(c) {'yes' if ok else 'NO'}; {int(ha.sum())}/{B} poses in collision"
+        if use_coal:
+            hd, dd = res["d"]
+            clear = np.abs(da) > 1e-6
+            agree_b = int((hd[clear] == ha[clear]).sum())
+            sep = da > 1e-6
+            # coal's default distance GJK stops at a relative 1e-6 criterion
+            agree_d = int((np.abs(dd[sep] - da[sep]) <= 1e-5 + 1e-5 * da[sep]).sum())
+            err = float(np.abs(dd[sep] - da[sep]).max()) if sep.any() else 0.0
+            msg += (f"; coal verdicts {agree_b}/{int(clear.sum())}, coal separated distances "
+                    f"within 1e-5 m {agree_d}/{int(sep.sum())} (max diff {err:.2g} m)")
+            ok &= agree_b == int(clear.sum())
+        print(msg)
+        all_ok &= ok
+
+    print("\nJIT warm-up (first call of each kernel, incl. compile or cache load), seconds: "
+          + ", ".join(f"{k[0]}/{k[1]} {v:.2f}" for k, v in sorted(warm.items())))
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
