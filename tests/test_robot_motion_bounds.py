@@ -132,6 +132,14 @@ def _worst_link_ratio(model, R, Q0, Q1, ts, vlink, vpts, slot):
     return worst
 
 
+def _robot(name):
+    if name == "planar_arm+fingers":
+        return robots.load(
+            "planar_arm", active_joints=["joint1", "joint2", "joint3", "finger_joint"]
+        )
+    return robots.load(name)
+
+
 def _motions(robot, n, rng):
     """n random edges: half uniform over the limits, half short steps."""
     q0 = robot.random_configurations(n, rng=rng)
@@ -144,14 +152,20 @@ def _motions(robot, n, rng):
 
 @pytest.mark.parametrize(
     "name,n_motions",
-    [("panda", 10_000), ("ur5", 2_000), ("planar_arm", 2_000), ("free_flyer", 2_000)],
+    [
+        ("panda", 10_000),
+        ("ur5", 2_000),
+        ("planar_arm", 2_000),
+        ("planar_arm+fingers", 2_000),  # an active prismatic joint and its mimic
+        ("free_flyer", 2_000),
+    ],
 )
 def test_no_vertex_moves_farther_than_its_link_motion_bound(name, n_motions, rng):
     if name in ("panda", "ur5"):
         pytest.importorskip("cmeel")
     if NO_JIT:
         n_motions = 3  # plain Python: coverage of the test path only
-    robot = robots.load(name)
+    robot = _robot(name)
     vlink, vpts = _link_vertices(robot)
     slot_of_link = {int(li): k for k, li in enumerate(robot.collision_links)}
     slot = np.array([slot_of_link[int(li)] for li in vlink], np.int32)
@@ -167,13 +181,13 @@ def test_no_vertex_moves_farther_than_its_link_motion_bound(name, n_motions, rng
     assert 0.0 < worst <= 1.0 + 1e-9, f"{name}: a vertex moved {worst:.6f}x its bound"
 
 
-@pytest.mark.parametrize("name", ["panda", "planar_arm"])
+@pytest.mark.parametrize("name", ["panda", "planar_arm+fingers"])
 def test_pair_bound_covers_both_links_moving_in_their_common_ancestor_frame(name, rng):
     """For pair (a, b) with LCA c: in c's frame, max displacement of a's vertices plus max
     displacement of b's vertices (what can close the gap) never exceeds the pair bound."""
     if name == "panda":
         pytest.importorskip("cmeel")
-    robot = robots.load(name)
+    robot = _robot(name)
     vlink, vpts = _link_vertices(robot)
     pairs = robot.self_collision_pairs()
     lca = [robot.lowest_common_ancestor(int(a), int(b)) for a, b in pairs]
