@@ -399,10 +399,11 @@ def main(argv=None) -> int:
     )
     hull = next((r for r in rows if r["pair"] == "hull32-hull32"), None)
     if hull is not None:
-        ok = hull["batch_dist_ns"] <= 300.0
+        ok = hull["batch_sep_ns"] <= 300.0
         print(
-            f"hull32-hull32 batch distance: {hull['batch_dist_ns']:.0f} ns/pair "
-            f"({'meets' if ok else 'MISSES'} the 300 ns target)"
+            f"hull32-hull32 batch GJK distance (separated pairs): {hull['batch_sep_ns']:.0f} "
+            f"ns/pair ({'meets' if ok else 'MISSES'} the 300 ns target); all pairs incl. EPA: "
+            f"{hull['batch_dist_ns']:.0f} ns/pair"
         )
     return 0
 
