@@ -107,7 +107,11 @@ def convex_block(shapes, poses) -> Primitives:
     """Bounded convex shapes (not halfspaces) posed by ``poses (k, 4, 4)`` (validated by the
     caller) as one block, with world AABBs computed per kind at once: exact for spheres,
     capsules, cylinders, boxes and point hulls; the rotated local box for cones."""
-    tab = shape_table(shapes)
+    return convex_block_from_table(shape_table(shapes), poses)
+
+
+def convex_block_from_table(tab: L.ShapeTable, poses) -> Primitives:
+    """`convex_block` for shapes already packed in `tab` (shape i posed by poses[i])."""
     P = np.ascontiguousarray(poses, dtype=np.float64).reshape(-1, 4, 4)
     R, t = P[:, :3, :3], P[:, :3, 3]
     kind, par = tab.kind, tab.params
@@ -361,6 +365,24 @@ def build_bvh(lo, hi, leaf_size: int = LEAF_SIZE) -> FlatBVH:
 # (shapes are immutable; a weak reference drops the entry with the shape).
 _LOCAL_CACHE: OrderedDict = OrderedDict()
 _LOCAL_CACHE_SIZE = 32
+
+
+_QUERY_TABLES: OrderedDict = OrderedDict()
+
+
+def query_table(shape: ConvexShape) -> L.ShapeTable:
+    """The one-shape table of a (bounded) convex query shape, cached by identity: a link
+    queried at many poses is packed once."""
+    key = id(shape)
+    hit = _QUERY_TABLES.get(key)
+    if hit is not None and hit[0]() is shape:
+        _QUERY_TABLES.move_to_end(key)
+        return hit[1]
+    tab = shape_table([shape])
+    _QUERY_TABLES[key] = (weakref.ref(shape), tab)
+    while len(_QUERY_TABLES) > 256:
+        _QUERY_TABLES.popitem(last=False)
+    return tab
 
 
 def _local_flat(shape: Shape):

@@ -56,10 +56,17 @@ from .bvh import (
     concat_primitives,
     convex_block,
     detail_filter,
+    query_table,
 )
 from .geometry.shapes import ConvexShape, Halfspace, Shape
 from .geometry.validate import ROTATION_TOL, as_pose, finite_scalar, positive_scalar
-from .kernels.bvh import STACK_SIZE, FlatBVH, overlap_components, overlap_components_brute
+from .kernels.bvh import (
+    STACK_SIZE,
+    FlatBVH,
+    overlap_components,
+    overlap_components_brute,
+    shape_world_aabb,
+)
 from .kernels.layout import OUT_SIZE
 from .kernels.pair import new_workspace
 from .kernels.scene_query import FlatScene, scene_candidates, scene_collide, scene_distance
@@ -362,7 +369,14 @@ def query_block(shape: Shape, T) -> Primitives:
     cloud."""
     if not isinstance(shape, Shape):
         raise TypeError(f"shape must be a planning_collision shape, got {type(shape).__name__}")
-    return _primitives(shape, as_pose(T, "T"))
+    T = as_pose(T, "T")
+    if isinstance(shape, ConvexShape) and not isinstance(shape, Halfspace):
+        tab = query_table(shape)
+        lo = np.empty((1, 3))
+        hi = np.empty((1, 3))
+        shape_world_aabb(tab, 0, T, lo[0], hi[0])
+        return Primitives(tab, T[None], lo, hi)
+    return _primitives(shape, T)
 
 
 class Scene:

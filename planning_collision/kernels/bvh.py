@@ -15,6 +15,7 @@ from collections import namedtuple
 import numpy as np
 
 from ._jit import kernel
+from .support import core_support_world
 
 FlatBVH = namedtuple("FlatBVH", ["lo", "hi", "left", "right", "first", "count", "order"])
 
@@ -159,3 +160,19 @@ def overlap_components_brute(lo, hi, label, labels_out):
             k += 1
         labels_out[i] = comp[r]
     return k
+
+
+@kernel
+def shape_world_aabb(tab, i, T, lo, hi):
+    """World AABB of bounded shape i of `tab` posed by T (4x4), into lo, hi (3,): exact,
+    from the core's support along the six axis directions plus the sweep radius (a box's
+    extent along an axis is its support there). Not for halfspaces (unbounded)."""
+    buf = np.empty(3)
+    r = tab.params[i, 0]
+    for k in range(3):
+        d = np.zeros(3)
+        d[k] = 1.0
+        core_support_world(tab, i, T, d[0], d[1], d[2], 0, buf, 0)
+        hi[k] = buf[k] + r
+        core_support_world(tab, i, T, -d[0], -d[1], -d[2], 0, buf, 0)
+        lo[k] = buf[k] - r

@@ -29,7 +29,7 @@ import math
 from collections import namedtuple
 
 from ._jit import kernel
-from .bvh import aabb_overlap, aabb_sqdist
+from .bvh import aabb_overlap
 from .pair import pair_distance, pair_overlap
 
 FlatScene = namedtuple(
@@ -75,21 +75,81 @@ def _push_children(scene, stack, sp, tree, nd):
     return _push(stack, sp, BV, scene.bvh.left[nd])
 
 
+# Hot loops index 2-D arrays by row through these helpers instead of slicing rows out (a
+# slice is a new array view, and reading a namedtuple field a reference-count round trip:
+# the kernels unpack the scene once and pass arrays and row numbers).
+
+
 @kernel
-def _push_kt_children_nearest_last(scene, stack, sp, nd, qlo, qhi):
+def _rows_overlap(lo, hi, n, qlo, qhi, i, margin):
+    """aabb_overlap of box n of (lo, hi) and box i of (qlo, qhi)."""
+    for k in range(3):
+        if lo[n, k] - qhi[i, k] > margin or qlo[i, k] - hi[n, k] > margin:
+            return False
+    return True
+
+
+@kernel
+def _rows_lower_bound(lo, hi, n, qlo, qhi, i, qc0, qc1, qc2, qr):
+    """Lower bound on the signed distance between anything in box n of (lo, hi) and the
+    query, which lies in box i of (qlo, qhi) and in the ball (qc, qr): the larger of the
+    box-box gap and the ball-box gap when positive; -inf when both are <= 0 (an overlap can
+    be arbitrarily deep). The ball bound is the tighter one for a long query (a capsule
+    link) whose world box is loose."""
+    s = 0.0
+    b = 0.0
+    for k in range(3):
+        g = lo[n, k] - qhi[i, k]
+        g2 = qlo[i, k] - hi[n, k]
+        if g2 > g:
+            g = g2
+        if g > 0.0:
+            s += g * g
+        c = qc0 if k == 0 else (qc1 if k == 1 else qc2)
+        h = lo[n, k] - c
+        h2 = c - hi[n, k]
+        if h2 > h:
+            h = h2
+        if h > 0.0:
+            b += h * h
+    lb = -math.inf
+    if s > 0.0:
+        lb = math.sqrt(s)
+    if b > qr * qr:
+        sb = math.sqrt(b) - qr
+        if sb > lb:
+            lb = sb
+    return lb
+
+
+@kernel
+def _rows_sqdist(lo, hi, n, qlo, qhi, i):
+    s = 0.0
+    for k in range(3):
+        g = lo[n, k] - qhi[i, k]
+        g2 = qlo[i, k] - hi[n, k]
+        if g2 > g:
+            g = g2
+        if g > 0.0:
+            s += g * g
+    return s
+
+
+@kernel
+def _push_kt_sorted(kt_lo, kt_hi, kt_cstart, kt_child, stack, sp, nd, qlo, qhi, i):
     """Push the children of KCD node nd ordered so the one nearest the query box is popped
     first (insertion sort on the few children; keys recomputed, no scratch). Distance
     queries need this: an early near hit tightens the bound that prunes the rest."""
     s0 = sp
-    for e in range(scene.kt_cstart[nd], scene.kt_cstart[nd + 1]):
-        c = scene.kt_child[e]
+    for e in range(kt_cstart[nd], kt_cstart[nd + 1]):
+        c = kt_child[e]
         if sp >= stack.shape[0]:
             return -1
-        key = aabb_sqdist(scene.kt_lo[c], scene.kt_hi[c], qlo, qhi)
+        key = _rows_sqdist(kt_lo, kt_hi, c, qlo, qhi, i)
         j = sp
         while j > s0:
             p = stack[j - 1, 1]
-            if aabb_sqdist(scene.kt_lo[p], scene.kt_hi[p], qlo, qhi) >= key:
+            if _rows_sqdist(kt_lo, kt_hi, p, qlo, qhi, i) >= key:
                 break
             stack[j, 0] = stack[j - 1, 0]
             stack[j, 1] = p
@@ -109,15 +169,35 @@ def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, st
     Returns the number of objects hit, or -2 on stack overflow. Nodes and primitives of
     objects already hit are skipped.
     """
+    tab = scene.tab
+    poses = scene.poses
+    plo = scene.plo
+    phi = scene.phi
+    pobj = scene.pobj
+    blo = scene.bvh.lo
+    bhi = scene.bvh.hi
+    left = scene.bvh.left
+    right = scene.bvh.right
+    first = scene.bvh.first
+    count = scene.bvh.count
+    order = scene.bvh.order
+    bvh_obj = scene.bvh_obj
+    kt_lo = scene.kt_lo
+    kt_hi = scene.kt_hi
+    kt_cstart = scene.kt_cstart
+    kt_child = scene.kt_child
+    kt_group = scene.kt_group
+    kt_obj = scene.kt_obj
+    unbounded = scene.unbounded
     nhit = 0
     nq = qtab.kind.shape[0]
-    for u in range(scene.unbounded.shape[0]):
-        p = scene.unbounded[u]
-        o = scene.pobj[p]
+    for u in range(unbounded.shape[0]):
+        p = unbounded[u]
+        o = pobj[p]
         if hit[o]:
             continue
         for i in range(nq):
-            if pair_overlap(qtab, i, qposes[i], scene.tab, p, scene.poses[p], margin, ws):
+            if pair_overlap(qtab, i, qposes[i], tab, p, poses[p], margin, ws):
                 hit[o] = 1
                 nhit += 1
                 break
@@ -125,39 +205,56 @@ def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, st
             return nhit
     if scene.kt_root.shape[0] == 0:
         return nhit
+    root = scene.kt_root[0]
+    ssize = stack.shape[0]
     for i in range(nq):
-        sp = _push(stack, 0, KT, scene.kt_root[0])
+        stack[0, 0] = KT
+        stack[0, 1] = root
+        sp = 1
         while sp > 0:
             sp -= 1
             tree = stack[sp, 0]
             nd = stack[sp, 1]
             if tree == KT:
-                o = scene.kt_obj[nd]
+                o = kt_obj[nd]
                 if o >= 0 and hit[o]:
                     continue
-                if not aabb_overlap(scene.kt_lo[nd], scene.kt_hi[nd], qlo[i], qhi[i], margin):
+                if not _rows_overlap(kt_lo, kt_hi, nd, qlo, qhi, i, margin):
                     continue
-                sp = _push_children(scene, stack, sp, KT, nd)
-                if sp < 0:
+                g = kt_group[nd]
+                if g >= 0:
+                    stack[sp, 0] = BV
+                    stack[sp, 1] = g
+                    sp += 1
+                    continue
+                if sp + kt_cstart[nd + 1] - kt_cstart[nd] > ssize:
                     return OVERFLOW
+                for e in range(kt_cstart[nd], kt_cstart[nd + 1]):
+                    stack[sp, 0] = KT
+                    stack[sp, 1] = kt_child[e]
+                    sp += 1
                 continue
-            o = scene.bvh_obj[nd]
+            o = bvh_obj[nd]
             if hit[o]:
                 continue
-            if not aabb_overlap(scene.bvh.lo[nd], scene.bvh.hi[nd], qlo[i], qhi[i], margin):
+            if not _rows_overlap(blo, bhi, nd, qlo, qhi, i, margin):
                 continue
-            cnt = scene.bvh.count[nd]
+            cnt = count[nd]
             if cnt == 0:
-                sp = _push_children(scene, stack, sp, BV, nd)
-                if sp < 0:
+                if sp + 2 > ssize:
                     return OVERFLOW
+                stack[sp, 0] = BV
+                stack[sp, 1] = right[nd]
+                stack[sp + 1, 0] = BV
+                stack[sp + 1, 1] = left[nd]
+                sp += 2
                 continue
-            f = scene.bvh.first[nd]
+            f = first[nd]
             for j in range(f, f + cnt):
-                p = scene.bvh.order[j]
-                if not aabb_overlap(scene.plo[p], scene.phi[p], qlo[i], qhi[i], margin):
+                p = order[j]
+                if not _rows_overlap(plo, phi, p, qlo, qhi, i, margin):
                     continue
-                if pair_overlap(qtab, i, qposes[i], scene.tab, p, scene.poses[p], margin, ws):
+                if pair_overlap(qtab, i, qposes[i], tab, p, poses[p], margin, ws):
                     hit[o] = 1
                     nhit += 1
                     if stop_first:
@@ -167,28 +264,9 @@ def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, st
 
 
 @kernel
-def _lower_bound(lo, hi, qlo, qhi, qc, qr):
-    """Lower bound on the signed distance between anything in box (lo, hi) and the query,
-    which lies in box (qlo, qhi) and in the ball (qc, qr): the larger of the box-box gap and
-    the ball-box gap, when positive; -inf when both are <= 0 (an overlap can be arbitrarily
-    deep). The ball bound is the tighter one for a long query (a capsule link) whose
-    world box is loose."""
-    s = aabb_sqdist(lo, hi, qlo, qhi)
-    b = 0.0
-    for k in range(3):
-        g = lo[k] - qc[k]
-        if qc[k] - hi[k] > g:
-            g = qc[k] - hi[k]
-        if g > 0.0:
-            b += g * g
-    lb = -math.inf
-    if s > 0.0:
-        lb = math.sqrt(s)
-    if b > qr * qr:
-        sb = math.sqrt(b) - qr
-        if sb > lb:
-            lb = sb
-    return lb
+def _record(best, o, tmp):
+    for c in range(10):
+        best[o, c] = tmp[c]
 
 
 @kernel
@@ -205,87 +283,115 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
     tmp : (10,) float64 scratch. Returns the slot of the nearest object (-1 if none is
     within max_dist), or -2 on stack overflow.
     """
+    tab = scene.tab
+    poses = scene.poses
+    plo = scene.plo
+    phi = scene.phi
+    pobj = scene.pobj
+    brad = scene.tab.brad
+    blo = scene.bvh.lo
+    bhi = scene.bvh.hi
+    left = scene.bvh.left
+    right = scene.bvh.right
+    first = scene.bvh.first
+    count = scene.bvh.count
+    order = scene.bvh.order
+    bvh_obj = scene.bvh_obj
+    kt_lo = scene.kt_lo
+    kt_hi = scene.kt_hi
+    kt_cstart = scene.kt_cstart
+    kt_child = scene.kt_child
+    kt_group = scene.kt_group
+    kt_obj = scene.kt_obj
+    unbounded = scene.unbounded
     nq = qtab.kind.shape[0]
     gbest = math.inf
     arg = -1
-    for u in range(scene.unbounded.shape[0]):
-        p = scene.unbounded[u]
-        o = scene.pobj[p]
+    for u in range(unbounded.shape[0]):
+        p = unbounded[u]
+        o = pobj[p]
         for i in range(nq):
             bound = max_dist if per_object else min(max_dist, gbest)
             if best[o, 0] < bound:
                 bound = best[o, 0]
-            pair_distance(qtab, i, qposes[i], scene.tab, p, scene.poses[p], bound, ws, tmp)
+            pair_distance(qtab, i, qposes[i], tab, p, poses[p], bound, ws, tmp)
             if tmp[0] <= bound and tmp[0] < best[o, 0]:
-                for c in range(10):
-                    best[o, c] = tmp[c]
+                _record(best, o, tmp)
                 if tmp[0] < gbest:
                     gbest = tmp[0]
                     arg = o
     if scene.kt_root.shape[0] == 0:
         return arg
+    root = scene.kt_root[0]
+    ssize = stack.shape[0]
     for i in range(nq):
         # the query's bounding ball: its local origin, posed, and qtab.brad
-        qc = qposes[i, :3, 3]
+        qc0 = qposes[i, 0, 3]
+        qc1 = qposes[i, 1, 3]
+        qc2 = qposes[i, 2, 3]
         qr = qtab.brad[i]
-        sp = _push(stack, 0, KT, scene.kt_root[0])
+        stack[0, 0] = KT
+        stack[0, 1] = root
+        sp = 1
         while sp > 0:
             sp -= 1
             tree = stack[sp, 0]
             nd = stack[sp, 1]
-            if tree == KT:
-                o = scene.kt_obj[nd]
-                lo = scene.kt_lo[nd]
-                hi = scene.kt_hi[nd]
-            else:
-                o = scene.bvh_obj[nd]
-                lo = scene.bvh.lo[nd]
-                hi = scene.bvh.hi[nd]
             bound = max_dist if per_object else min(max_dist, gbest)
-            if o >= 0 and best[o, 0] < bound:
-                bound = best[o, 0]
-            if _lower_bound(lo, hi, qlo[i], qhi[i], qc, qr) > bound:
-                continue
-            if tree == KT or scene.bvh.count[nd] == 0:
-                if tree == BV:
-                    # nearer child last, so it is popped first (tighter bounds sooner)
-                    l = scene.bvh.left[nd]
-                    r = scene.bvh.right[nd]
-                    dl = aabb_sqdist(scene.bvh.lo[l], scene.bvh.hi[l], qlo[i], qhi[i])
-                    dr = aabb_sqdist(scene.bvh.lo[r], scene.bvh.hi[r], qlo[i], qhi[i])
-                    if dl <= dr:
-                        sp = _push(stack, sp, BV, r)
-                        if sp >= 0:
-                            sp = _push(stack, sp, BV, l)
-                    else:
-                        sp = _push(stack, sp, BV, l)
-                        if sp >= 0:
-                            sp = _push(stack, sp, BV, r)
-                elif scene.kt_group[nd] >= 0:
-                    sp = _push(stack, sp, BV, scene.kt_group[nd])
+            if tree == KT:
+                o = kt_obj[nd]
+                if o >= 0 and best[o, 0] < bound:
+                    bound = best[o, 0]
+                if _rows_lower_bound(kt_lo, kt_hi, nd, qlo, qhi, i, qc0, qc1, qc2, qr) > bound:
+                    continue
+                g = kt_group[nd]
+                if g >= 0:
+                    stack[sp, 0] = BV
+                    stack[sp, 1] = g
+                    sp += 1
                 else:
-                    sp = _push_kt_children_nearest_last(scene, stack, sp, nd, qlo[i], qhi[i])
-                if sp < 0:
-                    return OVERFLOW
+                    sp = _push_kt_sorted(kt_lo, kt_hi, kt_cstart, kt_child, stack, sp, nd,
+                                         qlo, qhi, i)
+                    if sp < 0:
+                        return OVERFLOW
                 continue
-            f = scene.bvh.first[nd]
-            for j in range(f, f + scene.bvh.count[nd]):
-                p = scene.bvh.order[j]
+            o = bvh_obj[nd]
+            if best[o, 0] < bound:
+                bound = best[o, 0]
+            if _rows_lower_bound(blo, bhi, nd, qlo, qhi, i, qc0, qc1, qc2, qr) > bound:
+                continue
+            cnt = count[nd]
+            if cnt == 0:
+                if sp + 2 > ssize:
+                    return OVERFLOW
+                # nearer child last, so it is popped first (tighter bounds sooner)
+                l = left[nd]
+                r = right[nd]
+                if _rows_sqdist(blo, bhi, l, qlo, qhi, i) <= _rows_sqdist(blo, bhi, r, qlo, qhi, i):
+                    l, r = r, l
+                stack[sp, 0] = BV
+                stack[sp, 1] = l
+                stack[sp + 1, 0] = BV
+                stack[sp + 1, 1] = r
+                sp += 2
+                continue
+            f = first[nd]
+            for j in range(f, f + cnt):
+                p = order[j]
                 bound = max_dist if per_object else min(max_dist, gbest)
                 if best[o, 0] < bound:
                     bound = best[o, 0]
-                if _lower_bound(scene.plo[p], scene.phi[p], qlo[i], qhi[i], qc, qr) > bound:
+                if _rows_lower_bound(plo, phi, p, qlo, qhi, i, qc0, qc1, qc2, qr) > bound:
                     continue
                 # ball-ball: the primitive lies within brad[p] of its pose origin
-                dx = scene.poses[p, 0, 3] - qc[0]
-                dy = scene.poses[p, 1, 3] - qc[1]
-                dz = scene.poses[p, 2, 3] - qc[2]
-                if math.sqrt(dx * dx + dy * dy + dz * dz) - qr - scene.tab.brad[p] > bound:
+                dx = poses[p, 0, 3] - qc0
+                dy = poses[p, 1, 3] - qc1
+                dz = poses[p, 2, 3] - qc2
+                if math.sqrt(dx * dx + dy * dy + dz * dz) - qr - brad[p] > bound:
                     continue
-                pair_distance(qtab, i, qposes[i], scene.tab, p, scene.poses[p], bound, ws, tmp)
+                pair_distance(qtab, i, qposes[i], tab, p, poses[p], bound, ws, tmp)
                 if tmp[0] <= bound and tmp[0] < best[o, 0]:
-                    for c in range(10):
-                        best[o, c] = tmp[c]
+                    _record(best, o, tmp)
                     if tmp[0] < gbest:
                         gbest = tmp[0]
                         arg = o
