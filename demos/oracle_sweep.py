@@ -109,7 +109,15 @@ def _merge(acc, s):
 
 
 def main(argv=None) -> int:
-    from tests.reference import sampling
+    try:
+        from tests.reference import sampling
+    except ImportError as e:
+        print(
+            f"run from the repository root as `python -m demos.oracle_sweep` (it uses the "
+            f"test references in tests/reference, with coal and python-fcl): {e}",
+            file=sys.stderr,
+        )
+        return 2
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--pairs", type=int, default=20_000, help="pairs per pair type (default 20000)")
