@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from functools import partial
 
 import numpy as np
 
@@ -196,11 +197,17 @@ def main(argv=None) -> int:
     ap.add_argument("--queries", type=int, default=2000, help="poses per query shape")
     ap.add_argument("--repeats", type=int, default=5, help="timed runs; medians reported")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--scale", type=float, default=1.0, help="factory size (1.0: ~8,900 primitives)")
+    ap.add_argument(
+        "--scale", type=float, default=1.0, help="factory size (1.0: ~8,900 primitives)"
+    )
     ap.add_argument("--min-size", type=float, default=0.1, help="detail filter v, m")
     ap.add_argument("--no-coal", action="store_true", help="skip (d)")
-    ap.add_argument("--all-pairs-queries", type=int, default=200,
-                    help="poses for (c), which is slow; its figure is per query")
+    ap.add_argument(
+        "--all-pairs-queries",
+        type=int,
+        default=200,
+        help="poses for (c), which is slow; its figure is per query",
+    )
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     use_coal = not args.no_coal
@@ -226,19 +233,30 @@ def main(argv=None) -> int:
     for s, T, name in objs:
         scene_f.add(s, T, name)
     flat_f = scene_f.build()
-    builds[f"(a) KCD, min_size={args.min_size:g}"] = (time.perf_counter() - t0, _nbytes(flat_f), scene_f.stats())
+    builds[f"(a) KCD, min_size={args.min_size:g}"] = (
+        time.perf_counter() - t0,
+        _nbytes(flat_f),
+        scene_f.stats(),
+    )
     t0 = time.perf_counter()
     flat_b = flat_bvh_scene(scene)
-    builds["(b) flat BVH (from compiled primitives)"] = (time.perf_counter() - t0, _nbytes(flat_b), None)
+    builds["(b) flat BVH (from compiled primitives)"] = (
+        time.perf_counter() - t0,
+        _nbytes(flat_b),
+        None,
+    )
     if use_coal:
         t0 = time.perf_counter()
         mgr, _keep = coal_manager(objs)
         builds["(d) coal DynamicAABBTree"] = (time.perf_counter() - t0, None, None)
 
     st = builds["(a) KCD"][2]
-    print(f"factory seed={args.seed}: {st['objects']} objects, {st['primitives']} primitives, "
-          f"{st['groups']} KCD groups, {st['kcd_nodes']} KCD nodes, {st['bvh_nodes']} group-BVH nodes")
-    print("\nbuild                                        time [s]   arrays [MB]   primitives replaced")
+    print(
+        f"factory seed={args.seed}: {st['objects']} objects, {st['primitives']} primitives, "
+        f"{st['groups']} KCD groups, {st['kcd_nodes']} KCD nodes, "
+        f"{st['bvh_nodes']} group-BVH nodes"
+    )
+    print("\nbuild" + " " * 40 + "time [s]   arrays [MB]   primitives replaced")
     for k, (t, b, s) in builds.items():
         mb = f"{b / 1e6:10.2f}" if b is not None else "         -"
         rep = f"{s['replaced_by_detail_filter']:>8d}" if s is not None else "       -"
@@ -253,8 +271,10 @@ def main(argv=None) -> int:
         "box 10x10x30cm": pc.Box((0.10, 0.10, 0.30)),
         "convex 20 pts": pc.Convex(rng.normal(size=(20, 3)) * np.array([0.05, 0.05, 0.12])),
     }
-    print(f"\nqueries: {args.queries} poses per shape (half uniform in the hall, half near "
-          f"obstacles); median of {args.repeats} runs; microseconds per query")
+    print(
+        f"\nqueries: {args.queries} poses per shape (half uniform in the hall, half near "
+        f"obstacles); median of {args.repeats} runs; microseconds per query"
+    )
     header = f"  {'shape':<20s} {'query':<9s} {'(a) KCD':>9s} {'(b) BVH':>9s} {'(c) all':>9s}"
     header += f" {'(d) coal':>9s}" if use_coal else ""
     header += f" {'c/a':>7s} {'b/a':>6s}" + (f" {'d/a':>6s}" if use_coal else "")
@@ -273,22 +293,15 @@ def main(argv=None) -> int:
 
         res = {}
 
-        def run_scene(f, out_i, out_d):
-            hit = np.zeros(max(int(f.n_obj[0]), 1), np.uint8)
-            best = np.zeros((max(int(f.n_obj[0]), 1), OUT_SIZE))
-
-            def col():
-                scene_collide_batch(f, qtab, poses, qlo, qhi, 0.0, hit, ws, stack, out_i)
-
-            def dist():
-                scene_min_distance_batch(f, qtab, poses, qlo, qhi, np.inf, best, ws, tmp, stack, out_d)
-
-            return col, dist
-
         times = {}
         for key, f in (("a", flat), ("b", flat_b)):
             oi, od = np.empty(B, np.int32), np.empty(B)
-            col, dist = run_scene(f, oi, od)
+            hit = np.zeros(max(int(f.n_obj[0]), 1), np.uint8)
+            best = np.zeros((max(int(f.n_obj[0]), 1), OUT_SIZE))
+            col = partial(scene_collide_batch, f, qtab, poses, qlo, qhi, 0.0, hit, ws, stack, oi)
+            dist = partial(
+                scene_min_distance_batch, f, qtab, poses, qlo, qhi, np.inf, best, ws, tmp, stack, od
+            )
             for kind, fn in (("collide", col), ("distance", dist)):
                 t0 = time.perf_counter()
                 fn()
@@ -297,13 +310,10 @@ def main(argv=None) -> int:
             res[key] = (oi >= 0, od.copy())
         oc_i, oc_d = np.empty(nc, np.int64), np.empty(nc)
         sub = np.ascontiguousarray(poses[:nc])
-
-        def ccol():
-            all_pairs_collide_batch(flat.tab, flat.poses, qtab, sub, 0.0, ws, oc_i)
-
-        def cdist():
-            all_pairs_min_distance_batch(flat.tab, flat.poses, qtab, sub, ws, tmp, oc_d)
-
+        ccol = partial(all_pairs_collide_batch, flat.tab, flat.poses, qtab, sub, 0.0, ws, oc_i)
+        cdist = partial(
+            all_pairs_min_distance_batch, flat.tab, flat.poses, qtab, sub, ws, tmp, oc_d
+        )
         for kind, fn in (("collide", ccol), ("distance", cdist)):
             t0 = time.perf_counter()
             fn()
@@ -318,7 +328,8 @@ def main(argv=None) -> int:
 
         for kind in ("collide", "distance"):
             a = times[("a", kind)] * 1e6
-            row = f"  {label:<20s} {kind:<9s} {a:9.2f} {times[('b', kind)] * 1e6:9.2f} {times[('c', kind)] * 1e6:9.1f}"
+            b_, c_ = times[("b", kind)] * 1e6, times[("c", kind)] * 1e6
+            row = f"  {label:<20s} {kind:<9s} {a:9.2f} {b_:9.2f} {c_:9.1f}"
             if use_coal:
                 row += f" {times[('d', kind)] * 1e6:9.2f}"
             row += f" {times[('c', kind)] * 1e6 / a:7.0f}x {times[('b', kind)] * 1e6 / a:5.2f}x"
@@ -332,7 +343,10 @@ def main(argv=None) -> int:
         hc, dc = res["c"]
         ok = np.array_equal(ha, hb) and np.array_equal(ha[:nc], hc)
         ok &= bool(np.allclose(da, db, atol=1e-9) and np.allclose(da[:nc], dc, atol=1e-9))
-        msg = f"    agreement: (a)=(b)=(c) {'yes' if ok else 'NO'}; {int(ha.sum())}/{B} poses in collision"
+        msg = (
+            f"    agreement: (a)=(b)=(c) {'yes' if ok else 'NO'}; "
+            f"{int(ha.sum())}/{B} poses in collision"
+        )
         if use_coal:
             hd, dd = res["d"]
             clear = np.abs(da) > 1e-6
@@ -341,14 +355,18 @@ def main(argv=None) -> int:
             # coal's default distance GJK stops at a relative 1e-6 criterion
             agree_d = int((np.abs(dd[sep] - da[sep]) <= 1e-5 + 1e-5 * da[sep]).sum())
             err = float(np.abs(dd[sep] - da[sep]).max()) if sep.any() else 0.0
-            msg += (f"; coal verdicts {agree_b}/{int(clear.sum())}, coal separated distances "
-                    f"within 1e-5 m {agree_d}/{int(sep.sum())} (max diff {err:.2g} m)")
+            msg += (
+                f"; coal verdicts {agree_b}/{int(clear.sum())}, coal separated distances "
+                f"within 1e-5 m {agree_d}/{int(sep.sum())} (max diff {err:.2g} m)"
+            )
             ok &= agree_b == int(clear.sum())
         print(msg)
         all_ok &= ok
 
-    print("\nJIT warm-up (first call of each kernel, incl. compile or cache load), seconds: "
-          + ", ".join(f"{k[0]}/{k[1]} {v:.2f}" for k, v in sorted(warm.items())))
+    print(
+        "\nJIT warm-up (first call of each kernel, incl. compile or cache load), seconds: "
+        + ", ".join(f"{k[0]}/{k[1]} {v:.2f}" for k, v in sorted(warm.items()))
+    )
     return 0 if all_ok else 1
 
 

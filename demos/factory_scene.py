@@ -87,7 +87,9 @@ def cabinet(rng):
     parts = [(pc.Box((w, d, h)), _T((0, 0, h / 2 + 0.1)))]
     parts.append((pc.Box((w, d, 0.1)), _T((0, 0, 0.05))))
     for sx in (-1, 1):
-        parts.append((pc.Box((w / 2 - 0.01, 0.02, h - 0.05)), _T((sx * w / 4, d / 2 + 0.01, h / 2 + 0.1))))
+        parts.append(
+            (pc.Box((w / 2 - 0.01, 0.02, h - 0.05)), _T((sx * w / 4, d / 2 + 0.01, h / 2 + 0.1)))
+        )
         parts.append((pc.Box((0.02, 0.04, 0.2)), _T((sx * 0.05, d / 2 + 0.04, h / 2 + 0.1))))
     for k in range(3):
         parts.append((pc.Box((w * 0.9, 0.25, 0.03)), _T((0, -d / 2 - 0.12, 0.5 + 0.5 * k))))
@@ -100,7 +102,9 @@ def machine_mesh(rng, kind: int):
     if kind % 3 == 0:
         m = trimesh.creation.icosphere(3, float(rng.uniform(0.8, 1.5)))  # a tank, 1280 faces
     elif kind % 3 == 1:
-        m = trimesh.creation.capsule(float(rng.uniform(1.0, 2.0)), float(rng.uniform(0.3, 0.6)), count=[24, 24])
+        m = trimesh.creation.capsule(
+            float(rng.uniform(1.0, 2.0)), float(rng.uniform(0.3, 0.6)), count=[24, 24]
+        )
     else:
         m = trimesh.creation.annulus(0.4, 0.8, float(rng.uniform(0.5, 1.0)), sections=48)
     return pc.Mesh.from_trimesh(m)
@@ -115,7 +119,13 @@ def factory_objects(seed: int = 0, scale: float = 1.0):
     bx, by = 8.0, 6.0
     for i in range(int(HALL[0] // bx)):
         for j in range(int(HALL[1] // by)):
-            objs.append((frame_bay(i * bx + 0.5, j * by + 0.5, bx - 1.0, by - 1.0, HALL[2] - 0.2), np.eye(4), f"bay_{i}_{j}"))
+            objs.append(
+                (
+                    frame_bay(i * bx + 0.5, j * by + 0.5, bx - 1.0, by - 1.0, HALL[2] - 0.2),
+                    np.eye(4),
+                    f"bay_{i}_{j}",
+                )
+            )
     for k in range(int(round(260 * scale))):
         objs.append((pipe_run(rng, int(rng.integers(4, 10))), np.eye(4), f"pipe_{k}"))
     for k in range(int(round(150 * scale))):
@@ -151,10 +161,14 @@ def main(argv=None) -> int:
     scene.build()
     t2 = time.perf_counter()
     st = scene.stats()
-    print(f"factory seed={args.seed}: {st['objects']} objects, {st['primitives']} primitives, "
-          f"{st['groups']} KCD groups, {st['kcd_nodes']} KCD nodes, {st['bvh_nodes']} BVH nodes")
-    print(f"compile objects {t1 - t0:.3f} s + join {t2 - t1:.3f} s = build {t2 - t0:.3f} s; "
-          f"{st['bytes'] / 1e6:.2f} MB of arrays")
+    print(
+        f"factory seed={args.seed}: {st['objects']} objects, {st['primitives']} primitives, "
+        f"{st['groups']} KCD groups, {st['kcd_nodes']} KCD nodes, {st['bvh_nodes']} BVH nodes"
+    )
+    print(
+        f"compile objects {t1 - t0:.3f} s + join {t2 - t1:.3f} s = build {t2 - t0:.3f} s; "
+        f"{st['bytes'] / 1e6:.2f} MB of arrays"
+    )
     if args.out:
         scene.to_file(args.out)
         print(f"wrote {args.out}")

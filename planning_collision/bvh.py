@@ -131,7 +131,7 @@ def convex_block_from_table(tab: L.ShapeTable, poses) -> Primitives:
     ctr[cap | cyl | sph] = t[cap | cyl | sph]
     lo, hi = ctr - ext, ctr + ext
     for i in np.flatnonzero(kind == L.CONVEX):  # hull vertices, posed
-        w = tab.verts[tab.vstart[i]: tab.vstart[i + 1]] @ R[i].T + t[i]
+        w = tab.verts[tab.vstart[i] : tab.vstart[i + 1]] @ R[i].T + t[i]
         lo[i] = w.min(axis=0) - par[i, 0]
         hi[i] = w.max(axis=0) + par[i, 0]
     return Primitives(tab, P.copy(), lo, hi)
@@ -153,8 +153,14 @@ def _primitives(shape: Shape, T: np.ndarray) -> Primitives:
         aabb = np.concatenate([lo, hi], axis=1)
         brad = np.sqrt((tri * tri).sum(axis=2)).max(axis=1)
         tab = _table(
-            np.full(m, L.CONVEX, np.int32), np.zeros((m, L.N_PARAMS)), np.full(m, 3),
-            tri.reshape(-1, 3), np.zeros(3 * m, np.int64), np.zeros(0, np.int32), aabb, brad,
+            np.full(m, L.CONVEX, np.int32),
+            np.zeros((m, L.N_PARAMS)),
+            np.full(m, 3),
+            tri.reshape(-1, 3),
+            np.zeros(3 * m, np.int64),
+            np.zeros(0, np.int32),
+            aabb,
+            brad,
         )
         poses = np.broadcast_to(np.eye(4), (m, 4, 4)).copy()
         return Primitives(tab, poses, lo, hi)
@@ -166,8 +172,14 @@ def _primitives(shape: Shape, T: np.ndarray) -> Primitives:
         params[:, 0] = r
         aabb = np.tile(np.array([-r, -r, -r, r, r, r]), (n, 1))
         tab = _table(
-            np.full(n, L.SPHERE, np.int32), params, np.zeros(n, np.int64), np.zeros((0, 3)),
-            np.zeros(0, np.int64), np.zeros(0, np.int32), aabb, np.full(n, r),
+            np.full(n, L.SPHERE, np.int32),
+            params,
+            np.zeros(n, np.int64),
+            np.zeros((0, 3)),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int32),
+            aabb,
+            np.full(n, r),
         )
         poses = _translations(np.eye(3), np.zeros(3), c)
         poses[:, :3, :3] = R
@@ -182,8 +194,14 @@ def _primitives(shape: Shape, T: np.ndarray) -> Primitives:
         poses = _translations(R, t, centres)
         lo, hi = _box_world_aabb(R, poses[:, :3, 3], np.full((n, 3), s))
         tab = _table(
-            np.full(n, L.BOX, np.int32), params, np.zeros(n, np.int64), np.zeros((0, 3)),
-            np.zeros(0, np.int64), np.zeros(0, np.int32), aabb, np.full(n, s * np.sqrt(3.0)),
+            np.full(n, L.BOX, np.int32),
+            params,
+            np.zeros(n, np.int64),
+            np.zeros((0, 3)),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int32),
+            aabb,
+            np.full(n, s * np.sqrt(3.0)),
         )
         return Primitives(tab, poses, lo, hi)
     raise TypeError(f"{type(shape).__name__} is not a shape (expected a planning_collision shape)")
@@ -197,9 +215,19 @@ def concat_primitives(blocks) -> Primitives:
     if not blocks:
         z3 = np.zeros((0, 3))
         return Primitives(
-            _table(np.zeros(0, np.int32), np.zeros((0, L.N_PARAMS)), np.zeros(0, np.int64), z3,
-                   np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros((0, 6)), np.zeros(0)),
-            np.zeros((0, 4, 4)), z3, z3.copy(),
+            _table(
+                np.zeros(0, np.int32),
+                np.zeros((0, L.N_PARAMS)),
+                np.zeros(0, np.int64),
+                z3,
+                np.zeros(0, np.int64),
+                np.zeros(0, np.int32),
+                np.zeros((0, 6)),
+                np.zeros(0),
+            ),
+            np.zeros((0, 4, 4)),
+            z3,
+            z3.copy(),
         )
     tabs = [b.tab for b in blocks]
     return Primitives(
@@ -249,8 +277,14 @@ def detail_filter(prims: Primitives, min_size: float) -> tuple[Primitives, int]:
     poses = prims.poses.copy()
     poses[rep] = _translations(np.eye(3), np.zeros(3), 0.5 * (prims.lo[rep] + prims.hi[rep]))
     out = _table(
-        kind, params, np.where(rep, 0, vcount), tab.verts[keepv], adjcount[keepv],
-        tab.adj[keepa], aabb, brad,
+        kind,
+        params,
+        np.where(rep, 0, vcount),
+        tab.verts[keepv],
+        adjcount[keepv],
+        tab.adj[keepa],
+        aabb,
+        brad,
     )
     return Primitives(out, poses, prims.lo, prims.hi), nrep
 
@@ -276,7 +310,9 @@ def build_bvh_forest(lo, hi, segment=None, leaf_size: int = LEAF_SIZE):
     segment = np.asarray(segment)
     if n == 0:
         z = np.zeros(0, np.int32)
-        return FlatBVH(np.zeros((0, 3)), np.zeros((0, 3)), z, z.copy(), z.copy(), z.copy(), z.copy()), z.copy()
+        return FlatBVH(
+            np.zeros((0, 3)), np.zeros((0, 3)), z, z.copy(), z.copy(), z.copy(), z.copy()
+        ), z.copy()
     c = 0.5 * (np.where(np.isfinite(lo), lo, 0.0) + np.where(np.isfinite(hi), hi, 0.0))
     order = np.argsort(segment, kind="stable")
     _, starts, counts = np.unique(segment[order], return_index=True, return_counts=True)
@@ -284,7 +320,6 @@ def build_bvh_forest(lo, hi, segment=None, leaf_size: int = LEAF_SIZE):
     # node records (grown per level)
     first = [starts.astype(np.int64)]
     count = [counts.astype(np.int64)]
-    left_l, right_l = [], []
     level_nodes = [np.arange(starts.size)]  # global ids of the nodes of each level
     nnodes = starts.size
     cur_ids = np.arange(starts.size)
@@ -346,8 +381,12 @@ def build_bvh_forest(lo, hi, segment=None, leaf_size: int = LEAF_SIZE):
     cnt = np.where(leaf, count, 0)
     fst = np.where(leaf, first, 0)
     bvh = FlatBVH(
-        np.ascontiguousarray(blo), np.ascontiguousarray(bhi),
-        L_.astype(np.int32), R_.astype(np.int32), fst.astype(np.int32), cnt.astype(np.int32),
+        np.ascontiguousarray(blo),
+        np.ascontiguousarray(bhi),
+        L_.astype(np.int32),
+        R_.astype(np.int32),
+        fst.astype(np.int32),
+        cnt.astype(np.int32),
         order.astype(np.int32),
     )
     return bvh, roots.astype(np.int32)
@@ -467,8 +506,9 @@ def _query_local(a, Ta, b, Tb, distance: bool, margin: float = 0.0):
     if distance:
         best = np.full((1, L.OUT_SIZE), np.nan)
         best[0, 0] = np.inf
-        arg = scene_distance(flat, q.tab, q.poses, q.lo, q.hi, np.inf, False, best, ws,
-                             np.zeros(L.OUT_SIZE), stack)
+        arg = scene_distance(
+            flat, q.tab, q.poses, q.lo, q.hi, np.inf, False, best, ws, np.zeros(L.OUT_SIZE), stack
+        )
         if arg == -2:
             raise RuntimeError("BVH traversal stack overflow")
         return best[0]

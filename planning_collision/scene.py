@@ -127,14 +127,16 @@ def _parts(shape, T, where: str):
     """The (shape, T_world_part) pairs of an object, validated."""
     if isinstance(shape, Shape):
         return [(shape, T)]
-    if isinstance(shape, (list, tuple)) and shape and all(
-        isinstance(p, (list, tuple)) and len(p) == 2 for p in shape
+    if (
+        isinstance(shape, (list, tuple))
+        and shape
+        and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in shape)
     ):
         for k, (s, _) in enumerate(shape):
             if not isinstance(s, Shape):
                 raise TypeError(f"{where} part {k}: expected a shape, got {type(s).__name__}")
         Tl = _as_poses([p[1] for p in shape], where)
-        return list(zip([p[0] for p in shape], T @ Tl))
+        return list(zip([p[0] for p in shape], T @ Tl, strict=False))
     raise TypeError(
         f"{where}: expected a shape or a non-empty list of (shape, T_object_part) pairs, "
         f"got {type(shape).__name__}"
@@ -166,10 +168,16 @@ def _as_poses(poses, where: str) -> np.ndarray:
 
 def _compile(parts, min_size: float | None) -> _Block:
     # bounded convex parts in one table (one call, vectorised boxes); the rest one by one
-    conv = [k for k, (s, _) in enumerate(parts) if isinstance(s, ConvexShape) and not isinstance(s, Halfspace)]
+    conv = [
+        k
+        for k, (s, _) in enumerate(parts)
+        if isinstance(s, ConvexShape) and not isinstance(s, Halfspace)
+    ]
     blocks = []
     if conv:
-        blocks.append(convex_block([parts[k][0] for k in conv], np.stack([parts[k][1] for k in conv])))
+        blocks.append(
+            convex_block([parts[k][0] for k in conv], np.stack([parts[k][1] for k in conv]))
+        )
     blocks += [_primitives(s, Tw) for k, (s, Tw) in enumerate(parts) if k not in set(conv)]
     prims = concat_primitives(blocks)
     nrep = 0
@@ -188,8 +196,15 @@ def _compile(parts, min_size: float | None) -> _Block:
     # level 1: groups = overlap components; a BVH per group (one forest)
     ngroups, labels = _components(lo, hi)
     if nb == 1:
-        bvh = FlatBVH(lo.copy(), hi.copy(), np.full(1, -1, np.int32), np.full(1, -1, np.int32),
-                      np.zeros(1, np.int32), np.ones(1, np.int32), np.zeros(1, np.int32))
+        bvh = FlatBVH(
+            lo.copy(),
+            hi.copy(),
+            np.full(1, -1, np.int32),
+            np.full(1, -1, np.int32),
+            np.zeros(1, np.int32),
+            np.ones(1, np.int32),
+            np.zeros(1, np.int32),
+        )
         roots = np.zeros(1, np.int32)
     else:
         bvh, roots = build_bvh_forest(lo, hi, labels)
@@ -228,12 +243,16 @@ def _compile(parts, min_size: float | None) -> _Block:
         nkt += multi.size
         cur = node_of
     return _Block(
-        prims, unb, bvh,
-        np.ascontiguousarray(np.concatenate(kt_lo)), np.ascontiguousarray(np.concatenate(kt_hi)),
+        prims,
+        unb,
+        bvh,
+        np.ascontiguousarray(np.concatenate(kt_lo)),
+        np.ascontiguousarray(np.concatenate(kt_hi)),
         np.concatenate(kt_ccount).astype(np.int32),
         (np.concatenate(kt_child) if kt_child else np.zeros(0)).astype(np.int32),
         np.concatenate(kt_group).astype(np.int32),
-        cur.astype(np.int32), nrep,
+        cur.astype(np.int32),
+        nrep,
     )
 
 
@@ -266,8 +285,15 @@ def _flatten(blocks: Sequence[_Block]) -> FlatScene:
     first = cat("first", np.int32) + np.repeat(ooff, nbv)
     count = cat("count", np.int32)
     order = cat("order", np.int32) + np.repeat(poff, nord)
-    bvh = FlatBVH(blo, bhi, left.astype(np.int32), right.astype(np.int32),
-                  first.astype(np.int32), count.astype(np.int32), order.astype(np.int32))
+    bvh = FlatBVH(
+        blo,
+        bhi,
+        left.astype(np.int32),
+        right.astype(np.int32),
+        first.astype(np.int32),
+        count.astype(np.int32),
+        order.astype(np.int32),
+    )
     bvh_obj = np.repeat(slots, nbv).astype(np.int32)
 
     K = int(nkt.sum())
@@ -275,11 +301,23 @@ def _flatten(blocks: Sequence[_Block]) -> FlatScene:
     kt_hi = [b.kt_hi for b in blocks]
     ccount = [b.kt_ccount.astype(np.int64) for b in blocks]
     nchild = np.array([b.kt_child.shape[0] for b in blocks], np.int64)
-    child = [np.concatenate([b.kt_child for b in blocks]).astype(np.int64) + np.repeat(koff, nchild)] if blocks else []
-    grp = np.concatenate([b.kt_group for b in blocks]).astype(np.int64) if blocks else np.zeros(0, np.int64)
+    child = (
+        [np.concatenate([b.kt_child for b in blocks]).astype(np.int64) + np.repeat(koff, nchild)]
+        if blocks
+        else []
+    )
+    grp = (
+        np.concatenate([b.kt_group for b in blocks]).astype(np.int64)
+        if blocks
+        else np.zeros(0, np.int64)
+    )
     group = [np.where(grp >= 0, grp + np.repeat(boff, nkt), -1)]
     kobj = [np.repeat(slots, nkt)]
-    tops = np.concatenate([b.top.astype(np.int64) + o for b, o in zip(blocks, koff)]) if blocks else np.zeros(0, np.int64)
+    tops = (
+        np.concatenate([b.top.astype(np.int64) + o for b, o in zip(blocks, koff, strict=False)])
+        if blocks
+        else np.zeros(0, np.int64)
+    )
     root = np.zeros(0, np.int32)
     if tops.size == 1:
         root = np.array([tops[0]], np.int32)
@@ -304,8 +342,12 @@ def _flatten(blocks: Sequence[_Block]) -> FlatScene:
         tobj = np.full(m, -1, np.int64)
         allobj = np.concatenate(kobj)
         for_leaf = allobj[ch[st[rep] + rank]]
-        omin = np.minimum.reduceat(for_leaf, np.r_[0, np.cumsum(cc[lf])][:-1]) if lf.size else for_leaf
-        omax = np.maximum.reduceat(for_leaf, np.r_[0, np.cumsum(cc[lf])][:-1]) if lf.size else for_leaf
+        omin = (
+            np.minimum.reduceat(for_leaf, np.r_[0, np.cumsum(cc[lf])][:-1]) if lf.size else for_leaf
+        )
+        omax = (
+            np.maximum.reduceat(for_leaf, np.r_[0, np.cumsum(cc[lf])][:-1]) if lf.size else for_leaf
+        )
         tobj[lf] = np.where(omin == omax, omin, -1)
         kt_lo.append(top.lo)
         kt_hi.append(top.hi)
@@ -317,7 +359,7 @@ def _flatten(blocks: Sequence[_Block]) -> FlatScene:
     cstart = np.zeros(sum(c.size for c in ccount) + 1, np.int64)
     if ccount:
         np.cumsum(np.concatenate(ccount), out=cstart[1:])
-    unb = [b.unbounded.astype(np.int64) + o for b, o in zip(blocks, poff)]
+    unb = [b.unbounded.astype(np.int64) + o for b, o in zip(blocks, poff, strict=False)]
     return FlatScene(
         prims.tab,
         np.ascontiguousarray(prims.poses),
@@ -338,7 +380,7 @@ def _flatten(blocks: Sequence[_Block]) -> FlatScene:
     )
 
 
-def flat_bvh_scene(scene: "Scene") -> FlatScene:
+def flat_bvh_scene(scene: Scene) -> FlatScene:
     """All of `scene`'s primitives under ONE binary BVH, as one object, without KCD
     grouping: the "one flat BVH" baseline of demos/bench_scene.py. Answers boolean and
     nearest-distance queries like the scene (object slot 0 stands for "some obstacle")."""
@@ -350,15 +392,32 @@ def flat_bvh_scene(scene: "Scene") -> FlatScene:
     if bidx.size == 0:
         e3 = np.zeros((0, 3))
         bvh = FlatBVH(e3, e3.copy(), z32, z32, z32, z32, z32)
-        blk = _Block(prims, np.flatnonzero(~bounded).astype(np.int32), bvh, e3, e3.copy(),
-                     z32, z32, z32, z32, 0)
+        blk = _Block(
+            prims,
+            np.flatnonzero(~bounded).astype(np.int32),
+            bvh,
+            e3,
+            e3.copy(),
+            z32,
+            z32,
+            z32,
+            z32,
+            0,
+        )
         return _flatten([blk])
     bvh = build_bvh(prims.lo[bidx], prims.hi[bidx])
     bvh = bvh._replace(order=bidx[bvh.order].astype(np.int32))
     blk = _Block(
-        prims, np.flatnonzero(~bounded).astype(np.int32), bvh,
-        bvh.lo[:1].copy(), bvh.hi[:1].copy(), np.zeros(1, np.int32), z32,
-        np.zeros(1, np.int32), np.zeros(1, np.int32), 0,
+        prims,
+        np.flatnonzero(~bounded).astype(np.int32),
+        bvh,
+        bvh.lo[:1].copy(),
+        bvh.hi[:1].copy(),
+        np.zeros(1, np.int32),
+        z32,
+        np.zeros(1, np.int32),
+        np.zeros(1, np.int32),
+        0,
     )
     return _flatten([blk])
 
@@ -480,10 +539,27 @@ class Scene:
     def stats(self) -> dict:
         """Sizes of the compiled scene: objects, primitives, groups, nodes, bytes."""
         f = self.build()
-        nbytes = sum(a.nbytes for a in f.tab) + sum(
-            a.nbytes for a in (f.poses, f.plo, f.phi, f.pobj, f.bvh_obj, f.kt_lo, f.kt_hi,
-                               f.kt_cstart, f.kt_child, f.kt_group, f.kt_obj, f.unbounded)
-        ) + sum(a.nbytes for a in f.bvh)
+        nbytes = (
+            sum(a.nbytes for a in f.tab)
+            + sum(
+                a.nbytes
+                for a in (
+                    f.poses,
+                    f.plo,
+                    f.phi,
+                    f.pobj,
+                    f.bvh_obj,
+                    f.kt_lo,
+                    f.kt_hi,
+                    f.kt_cstart,
+                    f.kt_child,
+                    f.kt_group,
+                    f.kt_obj,
+                    f.unbounded,
+                )
+            )
+            + sum(a.nbytes for a in f.bvh)
+        )
         return {
             "objects": len(self),
             "primitives": int(f.tab.kind.shape[0]),
@@ -524,8 +600,9 @@ class Scene:
         f = self.build()
         best = np.full((max(len(self), 1), OUT_SIZE), np.nan)
         best[:, 0] = np.inf
-        arg = scene_distance(f, q.tab, q.poses, q.lo, q.hi, md, per_object, best, self._ws,
-                             self._tmp, self._stack)
+        arg = scene_distance(
+            f, q.tab, q.poses, q.lo, q.hi, md, per_object, best, self._ws, self._tmp, self._stack
+        )
         self._check(arg)
         return best, arg
 
@@ -539,8 +616,12 @@ class Scene:
         for s in np.flatnonzero(best[: len(self), 0] < np.inf):
             r = best[s]
             oid = int(self._slot_ids[s])
-            out.append((oid, DistanceResult(float(r[0]), r[1:4].copy(), r[4:7].copy(),
-                                            r[7:10].copy(), oid)))
+            out.append(
+                (
+                    oid,
+                    DistanceResult(float(r[0]), r[1:4].copy(), r[4:7].copy(), r[7:10].copy(), oid),
+                )
+            )
         out.sort(key=lambda x: x[0])
         return out
 
@@ -573,7 +654,7 @@ class Scene:
 
     # ------------------------------------------------------------------ files
     @classmethod
-    def from_file(cls, path, **kwargs) -> "Scene":
+    def from_file(cls, path, **kwargs) -> Scene:
         """Load a scene: ``.json`` (the project's format, docs/scene_format.md), ``.scene``
         (MoveIt's text format), or any mesh file trimesh loads (one Mesh obstacle)."""
         from .io.scene_files import load_scene

@@ -20,7 +20,7 @@ def test_every_problem_of_the_set_loads_with_start_goals_fixed_joints_and_scene(
     assert ps.name == name and ps.robot == "panda" and len(ps) == len(raw["problems"]) == 100
     assert ps.joint_names == tuple(f"panda_joint{i}" for i in range(1, 8))
     assert ps.self_collision_pairs and all(len(p) == 2 for p in ps.self_collision_pairs)
-    for p, r in zip(ps, raw["problems"]):
+    for p, r in zip(ps, raw["problems"], strict=False):
         assert p.name == r["name"] and p.start.shape == (7,)
         assert np.array_equal(p.start, r["start"])
         assert p.goals.shape == (len(r["goals"]), 7) and np.array_equal(p.goals, r["goals"])
@@ -43,9 +43,20 @@ def _write(tmp_path, problems, **top):
     return p
 
 
-GOOD = {"name": "s/0001", "start": [0, 0], "goals": [[1, 1]],
-        "obstacles": [{"name": "b", "type": "box", "size": [1, 1, 1], "position": [0, 0, 0],
-                       "orientation_xyzw": [0, 0, 0, 1]}]}
+GOOD = {
+    "name": "s/0001",
+    "start": [0, 0],
+    "goals": [[1, 1]],
+    "obstacles": [
+        {
+            "name": "b",
+            "type": "box",
+            "size": [1, 1, 1],
+            "position": [0, 0, 0],
+            "orientation_xyzw": [0, 0, 0, 1],
+        }
+    ],
+}
 
 
 @pytest.mark.parametrize(
@@ -54,14 +65,22 @@ GOOD = {"name": "s/0001", "start": [0, 0], "goals": [[1, 1]],
         ({"start": [0, 0, 0]}, r"problem 's/0001': start must be 2 finite numbers"),
         ({"goals": []}, r"'s/0001': goals must be a non-empty list"),
         ({"goals": [[1, float("nan")]]}, r"goals\[0\] must be 2 finite"),
-        ({"obstacles": [dict(GOOD["obstacles"][0], type="torus")]},
-         r"obstacles\[0\] \('b'\): unknown obstacle type 'torus'"),
-        ({"obstacles": [dict(GOOD["obstacles"][0], size=[1, 0, 1])]},
-         r"obstacles\[0\] \('b'\): Box.extents must be > 0"),
-        ({"obstacles": [{k: v for k, v in GOOD["obstacles"][0].items() if k != "position"}]},
-         r"obstacles\[0\] \('b'\): missing field 'position'"),
-        ({"obstacles": [dict(GOOD["obstacles"][0], orientation_xyzw=[0, 0, 0, 0])]},
-         "non-zero quaternion"),
+        (
+            {"obstacles": [dict(GOOD["obstacles"][0], type="torus")]},
+            r"obstacles\[0\] \('b'\): unknown obstacle type 'torus'",
+        ),
+        (
+            {"obstacles": [dict(GOOD["obstacles"][0], size=[1, 0, 1])]},
+            r"obstacles\[0\] \('b'\): Box.extents must be > 0",
+        ),
+        (
+            {"obstacles": [{k: v for k, v in GOOD["obstacles"][0].items() if k != "position"}]},
+            r"obstacles\[0\] \('b'\): missing field 'position'",
+        ),
+        (
+            {"obstacles": [dict(GOOD["obstacles"][0], orientation_xyzw=[0, 0, 0, 0])]},
+            "non-zero quaternion",
+        ),
     ],
 )
 def test_malformed_problem_files_name_the_problem_and_obstacle(tmp_path, change, match):

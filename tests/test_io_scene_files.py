@@ -27,8 +27,14 @@ def every_kind_scene(rng) -> Scene:
     s.add(pc.Mesh.from_trimesh(trimesh.creation.icosphere(1, 0.2)), random_pose(rng), "mesh")
     s.add(PointCloud(rng.normal(size=(20, 3)) * 0.1, 0.02), random_pose(rng), "cloud")
     s.add(VoxelGrid(rng.integers(0, 4, (10, 3)), 0.05, (0.1, 0, 0)), random_pose(rng), "grid")
-    s.add([(pc.Box((0.3, 0.05, 0.05)), random_pose(rng, 0.1)),
-           (pc.Sphere(0.05), random_pose(rng, 0.1))], random_pose(rng), "compound")
+    s.add(
+        [
+            (pc.Box((0.3, 0.05, 0.05)), random_pose(rng, 0.1)),
+            (pc.Sphere(0.05), random_pose(rng, 0.1)),
+        ],
+        random_pose(rng),
+        "compound",
+    )
     s.add(pc.Sphere(0.2), random_pose(rng))  # no name
     return s
 
@@ -43,8 +49,10 @@ def same_answers(a: Scene, b: Scene, rng, n=40):
 
 
 def test_quaternion_round_trip_is_xyzw(rng):
-    assert np.allclose(quat_xyzw_to_matrix([0, 0, np.sin(0.25), np.cos(0.25)]),
-                       [[np.cos(0.5), -np.sin(0.5), 0], [np.sin(0.5), np.cos(0.5), 0], [0, 0, 1]])
+    assert np.allclose(
+        quat_xyzw_to_matrix([0, 0, np.sin(0.25), np.cos(0.25)]),
+        [[np.cos(0.5), -np.sin(0.5), 0], [np.sin(0.5), np.cos(0.5), 0], [0, 0, 1]],
+    )
     for _ in range(50):
         R = random_rotation(rng)
         assert np.allclose(quat_xyzw_to_matrix(matrix_to_quat_xyzw(R)), R, atol=1e-12)
@@ -55,7 +63,7 @@ def test_json_round_trip_keeps_every_kind_names_and_answers(tmp_path, rng):
     s.to_file(tmp_path / "s.json")
     t = Scene.from_file(tmp_path / "s.json")
     assert [o.name for o in t] == [o.name for o in s]
-    for a, b in zip(s, t):
+    for a, b in zip(s, t, strict=False):
         assert type(a.shape) is type(b.shape)
         assert np.allclose(a.T, b.T, atol=1e-12)
         if isinstance(a.shape, pc.Halfspace):  # re-normalised on construction: round-off
@@ -70,8 +78,10 @@ def test_moveit_scene_round_trip_for_the_kinds_it_expresses(tmp_path, rng):
     s = Scene()
     for o in every_kind_scene(rng):
         kinds = [p for p, _ in o.shape] if isinstance(o.shape, list) else [o.shape]
-        if all(isinstance(k, (pc.Sphere, pc.Box, pc.Cylinder, pc.Cone, pc.Halfspace, pc.Mesh))
-               for k in kinds):
+        if all(
+            isinstance(k, (pc.Sphere, pc.Box, pc.Cylinder, pc.Cone, pc.Halfspace, pc.Mesh))
+            for k in kinds
+        ):
             s.add(o.shape, o.T, o.name)
     s.to_file(tmp_path / "s.scene")
     t = Scene.from_file(tmp_path / "s.scene")
@@ -175,12 +185,20 @@ def test_moveit_new_format_object_pose_subframes_and_plane(tmp_path):
         ("s\n* a\n1\nbox\n1 2 3\n0 0 0\n0 0 0 1\n", r":7: unexpected end of file"),
         ("s\n* a\n1\nbox\n1 2 3\n0 0 0\n0 0 0 1\n0 0 0 0\n", r"expected '\* name' or '.'"),
         ("s\n* a\n1\nbox\n1 2 3\n0 0 0\n0 0 0 0\n0 0 0 0\n.\n", r":7: .*non-zero quaternion"),
-        ("s\n* a\n1\nbox\n1 -2 3\n0 0 0\n0 0 0 1\n0 0 0 0\n.\n", r":4: box: Box.extents must be > 0"),
-        ("s\n* a\n1\nsphere\nnan\n0 0 0\n0 0 0 1\n0 0 0 0\n.\n", r":5: sphere radius must be finite"),
+        (
+            "s\n* a\n1\nbox\n1 -2 3\n0 0 0\n0 0 0 1\n0 0 0 0\n.\n",
+            r":4: box: Box.extents must be > 0",
+        ),
+        (
+            "s\n* a\n1\nsphere\nnan\n0 0 0\n0 0 0 1\n0 0 0 0\n.\n",
+            r":5: sphere radius must be finite",
+        ),
         ("s\nbox\n.\n", r":2: expected '\* object name' or '.', got 'box'"),
         ("", r":1: empty scene file"),
-        ("s\n* a\n1\nmesh\n3 1\n0 0 0\n1 0 0\n2 0 0\n0 1 2\n0 0 0\n0 0 0 1\n0 0 0 0\n.\n",
-         r":4: mesh: Mesh.faces\[0\].*degenerate"),
+        (
+            "s\n* a\n1\nmesh\n3 1\n0 0 0\n1 0 0\n2 0 0\n0 1 2\n0 0 0\n0 0 0 1\n0 0 0 0\n.\n",
+            r":4: mesh: Mesh.faces\[0\].*degenerate",
+        ),
     ],
 )
 def test_malformed_moveit_scene_errors_name_the_line(tmp_path, text, match):
@@ -200,23 +218,58 @@ def _json(tmp_path, objects, **top):
 @pytest.mark.parametrize(
     "objects, match",
     [
-        ([{"name": "ball", "shape": {"type": "sphere", "radius": -1}}],
-         r"objects\[0\] \('ball'\): Sphere.radius"),
-        ([{"shape": {"type": "sphere", "radius": 1}}, {"name": "x", "shape": {"type": "torus"}}],
-         r"objects\[1\] \('x'\): shape.type 'torus' is unknown"),
-        ([{"name": "b", "shape": {"type": "box"}}], r"objects\[0\] \('b'\): shape \(box\) is missing 'extents'"),
+        (
+            [{"name": "ball", "shape": {"type": "sphere", "radius": -1}}],
+            r"objects\[0\] \('ball'\): Sphere.radius",
+        ),
+        (
+            [{"shape": {"type": "sphere", "radius": 1}}, {"name": "x", "shape": {"type": "torus"}}],
+            r"objects\[1\] \('x'\): shape.type 'torus' is unknown",
+        ),
+        (
+            [{"name": "b", "shape": {"type": "box"}}],
+            r"objects\[0\] \('b'\): shape \(box\) is missing 'extents'",
+        ),
         ([{"name": "b"}], "exactly one of"),
-        ([{"name": "b", "shape": {"type": "sphere", "radius": 1},
-           "pose": {"position": [0, 0, "x"]}}], r"\('b'\): pose.position"),
-        ([{"name": "b", "shape": {"type": "sphere", "radius": 1},
-           "pose": {"orientation_xyzw": [0, 0, 0, 0]}}], "non-zero quaternion"),
-        ([{"name": "m", "shape": {"type": "mesh", "vertices": [], "faces": []}}],
-         r"\('m'\): Mesh"),
-        ([{"name": "m", "shape": {"type": "mesh", "vertices": [[0, 0, 0], [1, 0, 0], [2, 0, 0]],
-                                  "faces": [[0, 1, 2]]}}], r"\('m'\): Mesh.faces\[0\].*degenerate"),
+        (
+            [
+                {
+                    "name": "b",
+                    "shape": {"type": "sphere", "radius": 1},
+                    "pose": {"position": [0, 0, "x"]},
+                }
+            ],
+            r"\('b'\): pose.position",
+        ),
+        (
+            [
+                {
+                    "name": "b",
+                    "shape": {"type": "sphere", "radius": 1},
+                    "pose": {"orientation_xyzw": [0, 0, 0, 0]},
+                }
+            ],
+            "non-zero quaternion",
+        ),
+        ([{"name": "m", "shape": {"type": "mesh", "vertices": [], "faces": []}}], r"\('m'\): Mesh"),
+        (
+            [
+                {
+                    "name": "m",
+                    "shape": {
+                        "type": "mesh",
+                        "vertices": [[0, 0, 0], [1, 0, 0], [2, 0, 0]],
+                        "faces": [[0, 1, 2]],
+                    },
+                }
+            ],
+            r"\('m'\): Mesh.faces\[0\].*degenerate",
+        ),
         ([{"name": "c", "shapes": []}], r"\('c'\): \"shapes\" must be a non-empty list"),
-        ([{"name": "c", "shapes": [{"type": "sphere", "radius": 1, "pose": [[1, 0], [0, 1]]}]}],
-         r"shapes\[0\].pose must have shape"),
+        (
+            [{"name": "c", "shapes": [{"type": "sphere", "radius": 1, "pose": [[1, 0], [0, 1]]}]}],
+            r"shapes\[0\].pose must have shape",
+        ),
         ([{"name": "p", "shape": {"type": "pointcloud", "points": []}}], "PointCloud.points"),
     ],
 )
@@ -245,8 +298,16 @@ def test_mesh_files_load_as_obstacles_directly_and_from_json(tmp_path, rng):
     s = Scene.from_file(tmp_path / "cube.stl")
     assert len(s) == 1 and isinstance(s.get(0).shape, pc.Mesh)
     assert s.get(0).shape.faces.shape == (12, 3)
-    p = _json(tmp_path, [{"name": "c", "shape": {"type": "mesh", "file": "cube.stl", "scale": 2.0},
-                          "pose": {"position": [1, 0, 0]}}])
+    p = _json(
+        tmp_path,
+        [
+            {
+                "name": "c",
+                "shape": {"type": "mesh", "file": "cube.stl", "scale": 2.0},
+                "pose": {"position": [1, 0, 0]},
+            }
+        ],
+    )
     t = Scene.from_file(p)
     T = np.eye(4)
     T[:3, 3] = (1.39, 0, 0)  # the scaled cube's face is at x = 1.4: a surface, so only near it

@@ -44,7 +44,7 @@ def check_tree(bvh, root, lo, hi, members):
     while stack:
         nd = stack.pop()
         if bvh.count[nd] > 0:
-            ps = bvh.order[bvh.first[nd]: bvh.first[nd] + bvh.count[nd]]
+            ps = bvh.order[bvh.first[nd] : bvh.first[nd] + bvh.count[nd]]
             assert np.all(bvh.lo[nd] <= lo[ps]) and np.all(bvh.hi[nd] >= hi[ps])
             seen += ps.tolist()
         else:
@@ -85,7 +85,7 @@ def test_overlap_components_equal_connected_components_of_the_overlap_graph(rng)
     k = overlap_components(build_bvh(lo, hi), 0, lo, hi, label, np.empty(STACK_SIZE, np.int32), out)
     assert k == k_ref
     # same partition: a bijection between labels
-    pairs = set(zip(out.tolist(), lab_ref.tolist()))
+    pairs = set(zip(out.tolist(), lab_ref.tolist(), strict=False))
     assert len(pairs) == k
 
 
@@ -188,7 +188,7 @@ def test_kcd_groups_merge_overlapping_parts_of_one_object_only():
             nd = stack.pop()
             assert f.bvh_obj[nd] == f.kt_obj[g]
             if f.bvh.count[nd] > 0:
-                ps = f.bvh.order[f.bvh.first[nd]: f.bvh.first[nd] + f.bvh.count[nd]]
+                ps = f.bvh.order[f.bvh.first[nd] : f.bvh.first[nd] + f.bvh.count[nd]]
                 assert np.all(f.pobj[ps] == f.kt_obj[g])
             else:
                 stack += [f.bvh.left[nd], f.bvh.right[nd]]
@@ -207,7 +207,7 @@ def test_kcd_merges_groups_whose_boxes_overlap_into_a_multi_child_level():
     assert (f.kt_group >= 0).sum() == 2
     inner = np.flatnonzero((f.kt_group < 0) & (np.diff(f.kt_cstart) == 2))
     assert inner.size == 1  # the two groups' boxes overlap: merged under one parent
-    kids = f.kt_child[f.kt_cstart[inner[0]]: f.kt_cstart[inner[0] + 1]]
+    kids = f.kt_child[f.kt_cstart[inner[0]] : f.kt_cstart[inner[0] + 1]]
     assert np.all(f.kt_group[kids] >= 0)
 
 
@@ -227,11 +227,11 @@ def test_flat_scene_reaches_every_bounded_primitive_once(rng):
             if f.kt_group[nd] >= 0:
                 kids = [(1, int(f.kt_group[nd]))]
             else:
-                kids = [(0, int(c)) for c in f.kt_child[f.kt_cstart[nd]: f.kt_cstart[nd + 1]]]
+                kids = [(0, int(c)) for c in f.kt_child[f.kt_cstart[nd] : f.kt_cstart[nd + 1]]]
         else:
             lo, hi = f.bvh.lo[nd], f.bvh.hi[nd]
             if f.bvh.count[nd] > 0:
-                ps = f.bvh.order[f.bvh.first[nd]: f.bvh.first[nd] + f.bvh.count[nd]]
+                ps = f.bvh.order[f.bvh.first[nd] : f.bvh.first[nd] + f.bvh.count[nd]]
                 assert np.all(lo <= f.plo[ps]) and np.all(hi >= f.phi[ps])
                 reached += ps.tolist()
                 kids = []
@@ -285,8 +285,12 @@ def _snapshot(s):
         (pc.Sphere(0.1), np.eye(3), ValueError, r"shape \(4, 4\)"),
         ("sphere", np.eye(4), TypeError, "expected a shape"),
         ([(pc.Sphere(0.1), np.eye(4)), (object(), np.eye(4))], np.eye(4), TypeError, "part 1"),
-        ([(pc.Sphere(0.1), np.eye(4)), (pc.Sphere(0.1), np.full((4, 4), np.inf))], np.eye(4),
-         ValueError, "part 1 pose"),
+        (
+            [(pc.Sphere(0.1), np.eye(4)), (pc.Sphere(0.1), np.full((4, 4), np.inf))],
+            np.eye(4),
+            ValueError,
+            "part 1 pose",
+        ),
         ([], np.eye(4), TypeError, "non-empty list"),
     ],
 )
@@ -350,7 +354,9 @@ def test_voxel_grid_helpers_agree():
     occ = np.zeros((3, 3, 3), bool)
     occ[1, 2, 0] = occ[0, 0, 0] = True
     a = VoxelGrid.from_dense(occ, 0.1, (1, 1, 1))
-    b = VoxelGrid.from_points([[1.15, 1.25, 1.05], [1.01, 1.01, 1.01], [1.02, 1.03, 1.04]], 0.1, (1, 1, 1))
+    b = VoxelGrid.from_points(
+        [[1.15, 1.25, 1.05], [1.01, 1.01, 1.01], [1.02, 1.03, 1.04]], 0.1, (1, 1, 1)
+    )
     assert a == b and a.cells.shape == (2, 3)
     assert np.allclose(a.centers[1], [1.15, 1.25, 1.05])
 
@@ -372,6 +378,7 @@ def test_scene_kernels_run_as_plain_python_with_numba_disabled():
         "assert len(s.distances(pc.Sphere(0.25), T)) == 3\n"
     )
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, r.stderr[-2000:]

@@ -28,8 +28,9 @@ def test_bench_scene_runs_and_all_engines_agree(capsys):
     pytest.importorskip("coal")
     from demos import bench_scene
 
-    rc = bench_scene.main(["--queries", "40", "--repeats", "1", "--scale", "0.1",
-                           "--all-pairs-queries", "10"])
+    rc = bench_scene.main(
+        ["--queries", "40", "--repeats", "1", "--scale", "0.1", "--all-pairs-queries", "10"]
+    )
     text = capsys.readouterr().out
     assert rc == 0, text
     assert "(a) KCD" in text and "(d) coal" in text and "agreement: (a)=(b)=(c) yes" in text

@@ -195,10 +195,16 @@ def random_scene(rng, n_convex=25, min_size=None):
         s = random_shape(KINDS[rng.integers(len(KINDS))], rng)
         scene.add(s, random_pose(rng), name="convex")
     # a compound object whose parts overlap (one KCD group) and one whose parts do not
-    scene.add([(pc.Box((0.4, 0.05, 0.05)), np.eye(4)),
-               (pc.Cylinder(0.03, 0.4), random_pose(rng, 0.1))], random_pose(rng), "compound")
-    scene.add([(pc.Sphere(0.05), _translate((0.5, 0, 0))),
-               (pc.Sphere(0.05), _translate((-0.5, 0, 0)))], random_pose(rng), "dumbbell")
+    scene.add(
+        [(pc.Box((0.4, 0.05, 0.05)), np.eye(4)), (pc.Cylinder(0.03, 0.4), random_pose(rng, 0.1))],
+        random_pose(rng),
+        "compound",
+    )
+    scene.add(
+        [(pc.Sphere(0.05), _translate((0.5, 0, 0))), (pc.Sphere(0.05), _translate((-0.5, 0, 0)))],
+        random_pose(rng),
+        "dumbbell",
+    )
     ico = pc.Mesh.from_trimesh(trimesh.creation.icosphere(1, 0.25))
     scene.add(ico, random_pose(rng), "icosphere")
     box = pc.Mesh.from_trimesh(trimesh.creation.box((0.6, 0.3, 0.2)))
@@ -206,8 +212,11 @@ def random_scene(rng, n_convex=25, min_size=None):
     pts = rng.normal(size=(60, 3)) * 0.15
     pts[:30] += 0.6  # two clusters: two KCD groups
     scene.add(PointCloud(pts, 0.02), random_pose(rng), "cloud")
-    scene.add(VoxelGrid(rng.integers(0, 5, (25, 3)), 0.06, (-0.15, -0.15, -0.15)),
-              random_pose(rng), "voxels")
+    scene.add(
+        VoxelGrid(rng.integers(0, 5, (25, 3)), 0.06, (-0.15, -0.15, -0.15)),
+        random_pose(rng),
+        "voxels",
+    )
     if rng.random() < 0.5:
         scene.add(pc.Halfspace(rng.normal(size=3), -1.2), np.eye(4), "halfspace")
     return scene
@@ -307,7 +316,7 @@ def test_mbm_problem_file_is_what_the_scene_holds(shared_data):
         raw = json.loads(f.read_text())["problems"][0]
         p = load_mbm(f).problems[0]
         assert len(p.scene) == len(raw["obstacles"])
-        for ob, o in zip(p.scene, raw["obstacles"]):
+        for ob, o in zip(p.scene, raw["obstacles"], strict=False):
             assert ob.name == o["name"]
             assert np.allclose(ob.T[:3, 3], o["position"])
             if o["type"] == "box":

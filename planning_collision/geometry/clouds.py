@@ -97,10 +97,12 @@ class VoxelGrid(Shape):
         object.__setattr__(
             self, "voxel_size", positive_scalar("VoxelGrid.voxel_size", self.voxel_size)
         )
-        object.__setattr__(self, "origin", _frozen(finite_array("VoxelGrid.origin", self.origin, (3,))))
+        object.__setattr__(
+            self, "origin", _frozen(finite_array("VoxelGrid.origin", self.origin, (3,)))
+        )
 
     @classmethod
-    def from_dense(cls, occupied, voxel_size: float, origin=(0.0, 0.0, 0.0)) -> "VoxelGrid":
+    def from_dense(cls, occupied, voxel_size: float, origin=(0.0, 0.0, 0.0)) -> VoxelGrid:
         """From a boolean occupancy array ``occupied (nx, ny, nz)``."""
         occ = np.asarray(occupied)
         if occ.ndim != 3:
@@ -108,7 +110,7 @@ class VoxelGrid(Shape):
         return cls(np.argwhere(occ.astype(bool)), voxel_size, origin)
 
     @classmethod
-    def from_points(cls, points, voxel_size: float, origin=(0.0, 0.0, 0.0)) -> "VoxelGrid":
+    def from_points(cls, points, voxel_size: float, origin=(0.0, 0.0, 0.0)) -> VoxelGrid:
         """The cells that contain at least one of ``points (n, 3)`` (the grid's frame)."""
         p = finite_array("VoxelGrid.from_points points", points, (-1, 3))
         s = positive_scalar("VoxelGrid.voxel_size", voxel_size)

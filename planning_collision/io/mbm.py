@@ -132,10 +132,10 @@ def load_mbm(path, min_size=None) -> ProblemSet:
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("problems"), list):
-        raise ValueError(f"{path}: not a MotionBenchMaker problem file (no \"problems\" list)")
+        raise ValueError(f'{path}: not a MotionBenchMaker problem file (no "problems" list)')
     names = doc.get("joint_names")
     if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-        raise ValueError(f"{path}: \"joint_names\" must be a non-empty list of strings")
+        raise ValueError(f'{path}: "joint_names" must be a non-empty list of strings')
     d = len(names)
     problems = []
     for i, p in enumerate(doc["problems"]):
@@ -159,19 +159,21 @@ def load_mbm(path, min_size=None) -> ProblemSet:
         except (ValueError, TypeError) as e:
             raise ValueError(f"{where}: {e}") from None
         gv = p.get("goals_valid")
-        problems.append(Problem(
-            name=pname,
-            index=int(p.get("index", i)),
-            start=start,
-            goals=goals,
-            fixed_joints=fixed,
-            valid=bool(p.get("valid", True)),
-            start_valid=p.get("start_valid"),
-            goals_valid=tuple(gv) if isinstance(gv, list) else None,
-            joint_names=tuple(names),
-            scene=scene,
-            obstacles=tuple(p.get("obstacles", [])),
-        ))
+        problems.append(
+            Problem(
+                name=pname,
+                index=int(p.get("index", i)),
+                start=start,
+                goals=goals,
+                fixed_joints=fixed,
+                valid=bool(p.get("valid", True)),
+                start_valid=p.get("start_valid"),
+                goals_valid=tuple(gv) if isinstance(gv, list) else None,
+                joint_names=tuple(names),
+                scene=scene,
+                obstacles=tuple(p.get("obstacles", [])),
+            )
+        )
     return ProblemSet(
         name=str(doc.get("problem_set", path.stem)),
         robot=str(doc.get("robot", "")),

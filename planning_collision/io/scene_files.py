@@ -55,11 +55,13 @@ def quat_xyzw_to_matrix(q, where: str = "orientation_xyzw") -> np.ndarray:
     if n < 1e-9:
         raise ValueError(f"{where} must be a non-zero quaternion, got {q.tolist()}")
     x, y, z, w = q / n
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def matrix_to_quat_xyzw(R) -> np.ndarray:
@@ -107,7 +109,9 @@ def load_mesh_file(path, scale=1.0) -> Mesh:
     try:
         m = trimesh.load(str(path), force="mesh")
     except Exception as e:  # trimesh raises many kinds for unreadable files
-        raise ValueError(f"{path}: trimesh cannot read this mesh file ({type(e).__name__}: {e})") from e
+        raise ValueError(
+            f"{path}: trimesh cannot read this mesh file ({type(e).__name__}: {e})"
+        ) from e
     if not isinstance(m, trimesh.Trimesh) or len(m.faces) == 0:
         raise ValueError(f"{path}: no triangles in this mesh file")
     s = np.broadcast_to(np.asarray(scale, dtype=np.float64), (3,))
@@ -175,7 +179,9 @@ def _json_pose(d, where) -> np.ndarray:
         return as_pose(d, where)
     if not isinstance(d, dict):
         raise ValueError(f"{where} must be an object with position/orientation_xyzw or a 4x4 list")
-    return pose_matrix(d.get("position", [0.0, 0.0, 0.0]), d.get("orientation_xyzw", [0, 0, 0, 1]), where)
+    return pose_matrix(
+        d.get("position", [0.0, 0.0, 0.0]), d.get("orientation_xyzw", [0, 0, 0, 1]), where
+    )
 
 
 def _json_shape(d, where: str, base: Path):
@@ -224,12 +230,15 @@ def load_json_scene(path, min_size=None):
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ValueError(f"{path}: not a scene file (expected \"format\": \"{FORMAT}\" at top level)")
+        raise ValueError(f'{path}: not a scene file (expected "format": "{FORMAT}" at top level)')
     if doc.get("version", VERSION) != VERSION:
-        raise ValueError(f"{path}: scene format version {doc.get('version')!r} is not supported (expected {VERSION})")
+        raise ValueError(
+            f"{path}: scene format version {doc.get('version')!r} is not supported "
+            f"(expected {VERSION})"
+        )
     objs = doc.get("objects")
     if not isinstance(objs, list):
-        raise ValueError(f"{path}: \"objects\" must be a list")
+        raise ValueError(f'{path}: "objects" must be a list')
     scene = Scene(min_size=min_size)
     for i, o in enumerate(objs):
         name = o.get("name") if isinstance(o, dict) else None
@@ -241,16 +250,20 @@ def load_json_scene(path, min_size=None):
                 raise ValueError(f"name must be a string, got {name!r}")
             T = _json_pose(o.get("pose"), "pose")
             if ("shape" in o) == ("shapes" in o):
-                raise ValueError("needs exactly one of \"shape\" or \"shapes\"")
+                raise ValueError('needs exactly one of "shape" or "shapes"')
             if "shape" in o:
                 shape = _json_shape(o["shape"], "shape", path.parent)
             else:
                 parts = o["shapes"]
                 if not isinstance(parts, list) or not parts:
-                    raise ValueError("\"shapes\" must be a non-empty list")
+                    raise ValueError('"shapes" must be a non-empty list')
                 shape = [
-                    (_json_shape(p, f"shapes[{k}]", path.parent),
-                     _json_pose(p.get("pose") if isinstance(p, dict) else None, f"shapes[{k}].pose"))
+                    (
+                        _json_shape(p, f"shapes[{k}]", path.parent),
+                        _json_pose(
+                            p.get("pose") if isinstance(p, dict) else None, f"shapes[{k}].pose"
+                        ),
+                    )
                     for k, p in enumerate(parts)
                 ]
             scene.add(shape, T, name=name)
@@ -284,8 +297,12 @@ def _shape_json(s) -> dict:
     if isinstance(s, PointCloud):
         return {"type": "pointcloud", "points": s.points.tolist(), "radius": s.radius}
     if isinstance(s, VoxelGrid):
-        return {"type": "voxelgrid", "cells": s.cells.tolist(), "voxel_size": s.voxel_size,
-                "origin": s.origin.tolist()}
+        return {
+            "type": "voxelgrid",
+            "cells": s.cells.tolist(),
+            "voxel_size": s.voxel_size,
+            "origin": s.origin.tolist(),
+        }
     raise TypeError(f"cannot write a {type(s).__name__} to a scene file")
 
 
@@ -297,7 +314,9 @@ def save_json_scene(scene, path) -> None:
         if ob.name is None:
             del d["name"]
         if isinstance(ob.shape, list | tuple):
-            d["shapes"] = [dict(_shape_json(s), pose=_pose_json(np.asarray(Tl, float))) for s, Tl in ob.shape]
+            d["shapes"] = [
+                dict(_shape_json(s), pose=_pose_json(np.asarray(Tl, float))) for s, Tl in ob.shape
+            ]
         else:
             d["shape"] = _shape_json(ob.shape)
         objs.append(d)
@@ -387,7 +406,9 @@ def _moveit_shape(tk: _Tokens):
             nv = tk.integer("mesh vertex count")
             nt = tk.integer("mesh triangle count")
             if nv <= 0 or nt <= 0:
-                raise tk.error(f"mesh needs vertices and triangles, got {nv} vertices, {nt} triangles")
+                raise tk.error(
+                    f"mesh needs vertices and triangles, got {nv} vertices, {nt} triangles"
+                )
             v = [[tk.number("mesh vertex coordinate") for _ in range(3)] for _ in range(nv)]
             f = [[tk.integer("mesh triangle index") for _ in range(3)] for _ in range(nt)]
             return Mesh(np.array(v), np.array(f))
@@ -412,14 +433,16 @@ def load_moveit_scene(path, min_size=None):
     new_format = False
     for k in range(tk.line, len(lines)):
         if lines[k].strip().startswith("*"):
-            nxt = next((s.strip() for s in lines[k + 1:] if s.strip()), "")
+            nxt = next((s.strip() for s in lines[k + 1 :] if s.strip()), "")
             new_format = " " in nxt
             break
     scene = Scene(min_size=min_size)
     while True:
         got = tk.next_line()
         if got is None:
-            raise ValueError(f"{path}:{len(lines)}: unexpected end of file, expected '* name' or '.'")
+            raise ValueError(
+                f"{path}:{len(lines)}: unexpected end of file, expected '* name' or '.'"
+            )
         s, ln = got
         if s == ".":
             return scene

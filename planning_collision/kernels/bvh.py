@@ -116,7 +116,11 @@ def overlap_components(bvh, root, lo, hi, label, stack, labels_out):
                 for j in range(bvh.first[nd], bvh.first[nd] + bvh.count[nd]):
                     p = bvh.order[j]
                     # each unordered pair once; union is symmetric
-                    if p > i and label[p] == label[i] and aabb_overlap(lo[p], hi[p], lo[i], hi[i], 0.0):
+                    if (
+                        p > i
+                        and label[p] == label[i]
+                        and aabb_overlap(lo[p], hi[p], lo[i], hi[i], 0.0)
+                    ):
                         a = _find(parent, i)
                         b = _find(parent, p)
                         if a != b:

@@ -35,10 +35,22 @@ from .pair import pair_distance, pair_overlap
 FlatScene = namedtuple(
     "FlatScene",
     [
-        "tab", "poses", "plo", "phi", "pobj",
-        "bvh", "bvh_obj",
-        "kt_lo", "kt_hi", "kt_cstart", "kt_child", "kt_group", "kt_obj", "kt_root",
-        "unbounded", "n_obj",
+        "tab",
+        "poses",
+        "plo",
+        "phi",
+        "pobj",
+        "bvh",
+        "bvh_obj",
+        "kt_lo",
+        "kt_hi",
+        "kt_cstart",
+        "kt_child",
+        "kt_group",
+        "kt_obj",
+        "kt_root",
+        "unbounded",
+        "n_obj",
     ],
 )
 
@@ -350,8 +362,9 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
                     stack[sp, 1] = g
                     sp += 1
                 else:
-                    sp = _push_kt_sorted(kt_lo, kt_hi, kt_cstart, kt_child, stack, sp, nd,
-                                         qlo, qhi, i)
+                    sp = _push_kt_sorted(
+                        kt_lo, kt_hi, kt_cstart, kt_child, stack, sp, nd, qlo, qhi, i
+                    )
                     if sp < 0:
                         return OVERFLOW
                 continue
@@ -442,8 +455,18 @@ def scene_collide_batch(scene, qtab, qposes, qlo, qhi, margin, hit, ws, stack, o
     """
     n_obj = hit.shape[0]
     for b in range(qposes.shape[0]):
-        n = scene_collide(scene, qtab, qposes[b:b + 1], qlo[b:b + 1], qhi[b:b + 1], margin,
-                          True, hit, ws, stack)
+        n = scene_collide(
+            scene,
+            qtab,
+            qposes[b : b + 1],
+            qlo[b : b + 1],
+            qhi[b : b + 1],
+            margin,
+            True,
+            hit,
+            ws,
+            stack,
+        )
         if n == OVERFLOW:
             return OVERFLOW
         out[b] = -1
@@ -465,8 +488,19 @@ def scene_min_distance_batch(scene, qtab, qposes, qlo, qhi, max_dist, best, ws, 
     for b in range(qposes.shape[0]):
         for o in range(best.shape[0]):
             best[o, 0] = math.inf
-        arg = scene_distance(scene, qtab, qposes[b:b + 1], qlo[b:b + 1], qhi[b:b + 1],
-                             max_dist, False, best, ws, tmp, stack)
+        arg = scene_distance(
+            scene,
+            qtab,
+            qposes[b : b + 1],
+            qlo[b : b + 1],
+            qhi[b : b + 1],
+            max_dist,
+            False,
+            best,
+            ws,
+            tmp,
+            stack,
+        )
         if arg == OVERFLOW:
             return OVERFLOW
         out[b] = best[arg, 0] if arg >= 0 else math.inf
