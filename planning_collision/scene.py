@@ -451,6 +451,7 @@ class Scene:
         self._blocks: dict[int, _Block] = {}
         self._next_id = 0
         self._flat: FlatScene | None = None
+        self._version = 0
         self._slot_ids = np.zeros(0, np.int64)
         self._ws = new_workspace()
         self._stack = np.zeros((STACK_SIZE, 2), np.int32)
@@ -474,6 +475,7 @@ class Scene:
         self._objects[oid] = Obstacle(oid, name, shape, T)
         self._blocks[oid] = block
         self._flat = None
+        self._version += 1
         return oid
 
     def remove(self, id: int) -> None:
@@ -482,6 +484,7 @@ class Scene:
         del self._objects[id]
         del self._blocks[id]
         self._flat = None
+        self._version += 1
 
     def contains(self, id: int) -> bool:
         return isinstance(id, (int, np.integer)) and int(id) in self._objects
@@ -529,6 +532,12 @@ class Scene:
     def flat(self) -> FlatScene:
         """The `FlatScene` (kernels/scene_query.py) a CollisionChecker passes to numba."""
         return self.build()
+
+    @property
+    def version(self) -> int:
+        """Changes on every add/remove: the flat form (and any node ids a cache holds, e.g.
+        a traversal front list) is valid for one version only."""
+        return self._version
 
     @property
     def slot_ids(self) -> npt.NDArray[np.int64]:
