@@ -11,8 +11,9 @@ does not use the scene code at all: every obstacle is expanded *here* into conve
 The number of queries is ``PC_SCENE_ORACLE_N`` in total, split evenly between the MBM scenes
 and the random scenes: 3,000 in the CI suite (seeded, ~15 s), and the issue's full 10,000 with
 
-    PC_SCENE_ORACLE_N=10000 pytest tests/test_scene_oracle.py      # ~45 s warm The coal comparison runs on every
-``COAL_EVERY``-th query of the MBM scenes and every ``COAL_EVERY_RANDOM``-th query of the random
+    PC_SCENE_ORACLE_N=10000 pytest tests/test_scene_oracle.py      # ~45 s warm
+
+The coal comparison runs on every ``COAL_EVERY``-th query of the MBM scenes and every ``COAL_EVERY_RANDOM``-th query of the random
 scenes, where coal gets the same expanded primitives (a triangle as a flat convex, a cloud point
 as a sphere, a voxel as a box): coal is a per-pair Python call.
 
