@@ -13,9 +13,10 @@ and the random scenes: 3,000 in the CI suite (seeded, ~15 s), and the issue's fu
 
     PC_SCENE_ORACLE_N=10000 pytest tests/test_scene_oracle.py      # ~45 s warm
 
-The coal comparison runs on every ``COAL_EVERY``-th query of the MBM scenes and every ``COAL_EVERY_RANDOM``-th query of the random
-scenes, where coal gets the same expanded primitives (a triangle as a flat convex, a cloud point
-as a sphere, a voxel as a box): coal is a per-pair Python call.
+The coal comparison runs on every ``COAL_EVERY``-th query of the MBM scenes and every
+``COAL_EVERY_RANDOM``-th query of the random scenes, where coal gets the same expanded
+primitives (a triangle as a flat convex, a cloud point as a sphere, a voxel as a box): coal is
+a per-pair Python call.
 
 Tolerances: distances agree to 1e-7 m (same pair kernel on the same primitives; the
 difference is only float round-off in how primitives are posed). Boolean answers are compared
