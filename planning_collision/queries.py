@@ -7,11 +7,14 @@ a ValueError naming the pose here. So a query from Python costs one dispatch.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import numpy.typing as npt
 
 from .geometry.shapes import ConvexShape, Halfspace, Shape
 from .geometry.validate import as_pose, positive_scalar
+from .kernels.pair import new_workspace
 from .kernels.public import checked_pair_query
 from .results import DistanceResult, PenetrationResult
 
@@ -40,9 +43,20 @@ def _check_shapes(a, b) -> bool:
     return isinstance(a, ConvexShape) and isinstance(b, ConvexShape)
 
 
+_local = threading.local()
+
+
+def _workspace() -> np.ndarray:
+    """This thread's pair workspace (kernels write scratch there; one per thread)."""
+    ws = getattr(_local, "ws", None)
+    if ws is None:
+        ws = _local.ws = new_workspace()
+    return ws
+
+
 def _run(a, Ta, b, Tb, want_distance: bool, margin: float) -> np.ndarray:
     out = np.empty(10)
-    code = checked_pair_query(a.flat, Ta, b.flat, Tb, want_distance, margin, out)
+    code = checked_pair_query(a.flat, Ta, b.flat, Tb, want_distance, margin, _workspace(), out)
     if code:
         # the compiled check failed: let the Python validator name the problem
         as_pose(Ta if code < 20 else Tb, "Ta" if code < 20 else "Tb")

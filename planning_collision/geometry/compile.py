@@ -77,7 +77,9 @@ def shape_table(shapes: Sequence[Shape]) -> L.ShapeTable:
         vstart,
         np.ascontiguousarray(np.concatenate(verts) if verts else np.zeros((0, 3))),
         np.ascontiguousarray(adjstart),
-        np.ascontiguousarray(np.concatenate(adjs) if adjs else np.zeros(0, np.int32)).astype(np.int32),
+        np.ascontiguousarray(np.concatenate(adjs) if adjs else np.zeros(0, np.int32)).astype(
+            np.int32
+        ),
         aabb,
         brad,
     )

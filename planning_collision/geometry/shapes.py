@@ -203,14 +203,18 @@ class Mesh(Shape):
         try:
             f_raw = np.asarray(self.faces)
         except (TypeError, ValueError):
-            raise ValueError(f"Mesh.faces must be an integer array of shape (m, 3), got {self.faces!r}") from None
+            raise ValueError(
+                f"Mesh.faces must be an integer array of shape (m, 3), got {self.faces!r}"
+            ) from None
         if f_raw.ndim != 2 or f_raw.shape[1] != 3:
             raise ValueError(f"Mesh.faces must have shape (m, 3), got {f_raw.shape}")
         if f_raw.shape[0] == 0:
             raise ValueError("Mesh.faces is empty: a mesh needs at least one triangle")
         if not np.issubdtype(f_raw.dtype, np.integer):
             if not np.all(np.isfinite(f_raw)) or not np.all(f_raw == np.round(f_raw)):
-                raise ValueError(f"Mesh.faces must hold integer vertex indices, got dtype {f_raw.dtype}")
+                raise ValueError(
+                    f"Mesh.faces must hold integer vertex indices, got dtype {f_raw.dtype}"
+                )
         f = np.ascontiguousarray(f_raw, dtype=np.int64)
         bad = np.flatnonzero((f < 0).any(axis=1) | (f >= v.shape[0]).any(axis=1))
         if bad.size:
@@ -231,7 +235,7 @@ class Mesh(Shape):
         object.__setattr__(self, "faces", _frozen_array(f.astype(np.int32)))
 
     @classmethod
-    def from_trimesh(cls, mesh, drop_degenerate: bool = True) -> "Mesh":
+    def from_trimesh(cls, mesh, drop_degenerate: bool = True) -> Mesh:
         """From a `trimesh.Trimesh`; with `drop_degenerate`, zero-area faces are removed."""
         v = np.asarray(mesh.vertices, dtype=np.float64)
         f = np.asarray(mesh.faces, dtype=np.int64)

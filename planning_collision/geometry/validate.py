@@ -39,8 +39,12 @@ def finite_array(name: str, value, shape: tuple) -> npt.NDArray[np.float64]:
     try:
         a = np.ascontiguousarray(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a numeric array of shape {_fmt(shape)}, got {value!r}")
-    if a.ndim != len(shape) or any(s != -1 and s != n for s, n in zip(shape, a.shape)):
+        raise ValueError(
+            f"{name} must be a numeric array of shape {_fmt(shape)}, got {value!r}"
+        ) from None
+    if a.ndim != len(shape) or any(
+        s != -1 and s != n for s, n in zip(shape, a.shape, strict=True)
+    ):
         raise ValueError(f"{name} must have shape {_fmt(shape)}, got {a.shape}")
     if not np.all(np.isfinite(a)):
         bad = np.argwhere(~np.isfinite(a))[0]
@@ -65,4 +69,9 @@ def as_pose(T, name: str = "T") -> npt.NDArray[np.float64]:
 
 
 def _fmt(shape: tuple) -> str:
-    return "(" + ", ".join("n" if s == -1 else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+    return (
+        "("
+        + ", ".join("n" if s == -1 else str(s) for s in shape)
+        + ("," if len(shape) == 1 else "")
+        + ")"
+    )

@@ -15,3 +15,9 @@ kernel = numba.njit(cache=True, nogil=True, error_model="numpy")
 # passed, and the call overhead was 3x the work itself (measured: a 32-point support
 # costs 30 ns inline, 90 ns through one call).
 inline_kernel = numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+
+# Kernels that never allocate and sit on the hot path of every query compile without NRT:
+# numba otherwise increments and decrements the reference count of every array argument
+# on entry and exit (atomic operations), and a call that passes two shape tables (16
+# arrays) then costs more than a GJK iteration.
+hot_kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)

@@ -9,17 +9,17 @@ perpendicular to both segments, or to the one with length).
 
 import math
 
-from ._jit import kernel
+from ._jit import hot_kernel
 
 _EPS = 1e-300
 
 
-@kernel
+@hot_kernel
 def _clamp01(x):
     return 0.0 if x < 0.0 else (1.0 if x > 1.0 else x)
 
 
-@kernel
+@hot_kernel
 def segment_segment_closest(p1, q1, p2, q2):
     """Parameters (s, t) in [0, 1] of the closest points p1 + s(q1-p1), p2 + t(q2-p2).
 
@@ -61,7 +61,7 @@ def segment_segment_closest(p1, q1, p2, q2):
     return s, t
 
 
-@kernel
+@hot_kernel
 def capsule_capsule_distance(ca, ua, ha, ra, cb, ub, hb, rb, out):
     """Signed distance of capsule (centre ca, unit axis ua, half length ha, radius ra) and
     capsule (cb, ub, hb, rb), all 3-tuples/floats in the world frame. ha = 0 is a sphere.
@@ -103,7 +103,7 @@ def capsule_capsule_distance(ca, ua, ha, ra, cb, ub, hb, rb, out):
     out[9] = nz
 
 
-@kernel
+@hot_kernel
 def _contact_normal(ua, ha, ub, hb, ca, cb):
     """A unit normal for touching point/segment cores, perpendicular to each segment that
     has length, preferring the side of b's centre."""

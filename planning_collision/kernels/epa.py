@@ -11,19 +11,33 @@ Degenerate Minkowski differences are answered exactly instead of iterated: if D 
 a segment or flat (a sphere core inside a flat hull, two crossing capsule segments...), it has
 no interior, the core depth is 0 and the normal is any direction perpendicular to D.
 
-This is the rare path (only overlapping cores reach it), so it allocates its polytope.
+The polytope lives in the caller's workspace (``ws[EPA_BASE:]``, see `EPA_WS_SIZE`): pair
+kernels compile without numba's runtime (no allocation, no reference counting), and EPA is
+called from them. Face and edge indices are stored as floats there (exact below 2**53).
 """
 
 import math
 
-import numpy as np
-
-from ._jit import kernel
-from .gjk import LAM, SA, SB, W
+from ._jit import hot_kernel
+from .gjk import LAM, SA, SB, WS_SIZE, W
 from .support import core_support_world
 
 MAX_VERTS = 256
 MAX_FACES = 4 * MAX_VERTS + 64
+MAX_EDGES = 6 * MAX_VERTS  # horizon edges of one split (at most 3 per visible face)
+
+# Workspace layout after GJK's part and a 10-float result buffer (pair.py's _EPA_OUT).
+EPA_BASE = WS_SIZE + 10
+_V = EPA_BASE
+_VA = _V + 3 * MAX_VERTS
+_VB = _VA + 3 * MAX_VERTS
+_F = _VB + 3 * MAX_VERTS
+_FN = _F + 3 * MAX_FACES
+_FD = _FN + 3 * MAX_FACES
+_ALIVE = _FD + MAX_FACES
+_E = _ALIVE + MAX_FACES
+_TMP = _E + 2 * MAX_EDGES
+EPA_WS_END = _TMP + 6
 # Converged when the new support point is within this of the nearest face (m, + relative).
 # Well above round-off on purpose: support points that land on a flat region of D within
 # round-off of the nearest face only add sliver faces with unstable normals.
@@ -34,20 +48,20 @@ EPA_REL_TOL = 1e-8
 VISIBLE_TOL = 1e-10
 
 
-@kernel
+@hot_kernel
 def _support(tab_a, ia, T_a, tab_b, ib, T_b, dx, dy, dz, tmp):
     core_support_world(tab_a, ia, T_a, dx, dy, dz, 0, tmp, 0)
     core_support_world(tab_b, ib, T_b, -dx, -dy, -dz, 0, tmp, 3)
 
 
-@kernel
+@hot_kernel
 def _face_setup(V, F, FN, FD, f, inner):
     """Outward unit normal and origin distance of face f; `inner` is a point inside the
     polytope used to orient the initial faces (pass -1 to keep the winding). Returns False
     for a degenerate face."""
-    a = F[f, 0]
-    b = F[f, 1]
-    c = F[f, 2]
+    a = int(F[f, 0])
+    b = int(F[f, 1])
+    c = int(F[f, 2])
     abx = V[b, 0] - V[a, 0]
     aby = V[b, 1] - V[a, 1]
     abz = V[b, 2] - V[a, 2]
@@ -64,7 +78,11 @@ def _face_setup(V, F, FN, FD, f, inner):
     ny /= nn
     nz /= nn
     if inner >= 0:
-        s = nx * (V[inner, 0] - V[a, 0]) + ny * (V[inner, 1] - V[a, 1]) + nz * (V[inner, 2] - V[a, 2])
+        s = (
+            nx * (V[inner, 0] - V[a, 0])
+            + ny * (V[inner, 1] - V[a, 1])
+            + nz * (V[inner, 2] - V[a, 2])
+        )
         if s > 0.0:
             F[f, 1] = c
             F[f, 2] = b
@@ -78,7 +96,7 @@ def _face_setup(V, F, FN, FD, f, inner):
     return True
 
 
-@kernel
+@hot_kernel
 def _perp(dx, dy, dz):
     """A unit vector perpendicular to (dx, dy, dz) (non-zero)."""
     ax = abs(dx)
@@ -94,7 +112,7 @@ def _perp(dx, dy, dz):
     return px / n, py / n, pz / n
 
 
-@kernel
+@hot_kernel
 def _flat_answer(ws, n, nx, ny, nz, out):
     """Core depth 0 along (nx, ny, nz); witnesses from GJK's barycentric weights."""
     out[0] = 0.0
@@ -111,7 +129,7 @@ def _flat_answer(ws, n, nx, ny, nz, out):
     out[9] = nz
 
 
-@kernel
+@hot_kernel
 def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
     """Penetration of the cores of shape ia (T_a) and ib (T_b), from GJK's simplex in ws.
 
@@ -120,10 +138,10 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
     out[4:7] = of B's core, out[7:10] = unit normal from A to B, so that
     out[1:4] - out[4:7] = depth * normal. Returns the number of polytope vertices used.
     """
-    V = np.empty((MAX_VERTS, 3))
-    VA = np.empty((MAX_VERTS, 3))
-    VB = np.empty((MAX_VERTS, 3))
-    tmp = np.empty(6)
+    V = ws[_V:_VA].reshape((MAX_VERTS, 3))
+    VA = ws[_VA:_VB].reshape((MAX_VERTS, 3))
+    VB = ws[_VB:_F].reshape((MAX_VERTS, 3))
+    tmp = ws[_TMP:EPA_WS_END]
     for k in range(n):
         for r in range(3):
             V[k, r] = ws[W + 3 * k + r]
@@ -261,11 +279,12 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
             V[3, r] = tmp[r] - tmp[3 + r]
         nv = 4
 
-    F = np.empty((MAX_FACES, 3), np.int64)
-    FN = np.empty((MAX_FACES, 3))
-    FD = np.empty(MAX_FACES)
-    alive = np.zeros(MAX_FACES, np.bool_)
-    E = np.empty((3 * MAX_FACES, 2), np.int64)
+    F = ws[_F:_FN].reshape((MAX_FACES, 3))
+    FN = ws[_FN:_FD].reshape((MAX_FACES, 3))
+    FD = ws[_FD:_ALIVE]
+    alive = ws[_ALIVE:_E]
+    E = ws[_E:_TMP].reshape((MAX_EDGES, 2))
+    alive[:] = 0.0
     # inner point of the tetrahedron (centroid) orients the four faces outward
     for r in range(3):
         V[4, r] = 0.25 * (V[0, r] + V[1, r] + V[2, r] + V[3, r])
@@ -276,7 +295,7 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
         F[nf, 1] = fb
         F[nf, 2] = fc
         if _face_setup(V, F, FN, FD, nf, 4):
-            alive[nf] = True
+            alive[nf] = 1.0
         nf += 1
     best_f = -1
     for _ in range(MAX_VERTS):
@@ -284,7 +303,7 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
         best_f = -1
         bd = 1e300
         for f in range(nf):
-            if alive[f] and FD[f] < bd:
+            if alive[f] != 0.0 and FD[f] < bd:
                 bd = FD[f]
                 best_f = f
         if best_f < 0:
@@ -304,14 +323,14 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
             # so moving them is free
             m = 0
             for f in range(nf):
-                if alive[f]:
+                if alive[f] != 0.0:
                     if m != f:
                         for r in range(3):
                             F[m, r] = F[f, r]
                             FN[m, r] = FN[f, r]
                         FD[m] = FD[f]
-                        alive[m] = True
-                        alive[f] = False
+                        alive[m] = 1.0
+                        alive[f] = 0.0
                     if f == best_f:
                         best_f = m
                     m += 1
@@ -321,12 +340,12 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
         # faces visible from the new point go; their unshared edges form the horizon
         ne = 0
         for f in range(nf):
-            if not alive[f]:
+            if alive[f] == 0.0:
                 continue
-            a = F[f, 0]
+            a = int(F[f, 0])
             s = FN[f, 0] * (px - V[a, 0]) + FN[f, 1] * (py - V[a, 1]) + FN[f, 2] * (pz - V[a, 2])
             if s > VISIBLE_TOL * (1.0 + scale):
-                alive[f] = False
+                alive[f] = 0.0
                 for q in range(3):
                     e0 = F[f, q]
                     e1 = F[f, (q + 1) % 3]
@@ -343,7 +362,7 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
                         E[ne, 0] = e0
                         E[ne, 1] = e1
                         ne += 1
-        if alive[best_f]:
+        if alive[best_f] != 0.0:
             # round-off: the nearest face is not visible from its own support point
             break
         V[nv, 0] = px
@@ -358,7 +377,7 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
             F[nf, 1] = E[e, 1]
             F[nf, 2] = nv
             if _face_setup(V, F, FN, FD, nf, -1):
-                alive[nf] = True
+                alive[nf] = 1.0
                 # the polytope only grows, so no face can come nearer the origin than the
                 # one split; if one does, round-off has broken convexity: stop at bd
                 if FD[nf] < bd - VISIBLE_TOL * (1.0 + scale):
@@ -381,15 +400,20 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
     px = d * nx
     py = d * ny
     pz = d * nz
-    a = F[f, 0]
-    b = F[f, 1]
-    c = F[f, 2]
-    area = _tri_area_n(V[a, 0], V[a, 1], V[a, 2], V[b, 0], V[b, 1], V[b, 2],
-                       V[c, 0], V[c, 1], V[c, 2], nx, ny, nz)
-    la = _tri_area_n(px, py, pz, V[b, 0], V[b, 1], V[b, 2],
-                     V[c, 0], V[c, 1], V[c, 2], nx, ny, nz) / area
-    lb = _tri_area_n(V[a, 0], V[a, 1], V[a, 2], px, py, pz,
-                     V[c, 0], V[c, 1], V[c, 2], nx, ny, nz) / area
+    a = int(F[f, 0])
+    b = int(F[f, 1])
+    c = int(F[f, 2])
+    area = _tri_area_n(
+        V[a, 0], V[a, 1], V[a, 2], V[b, 0], V[b, 1], V[b, 2], V[c, 0], V[c, 1], V[c, 2], nx, ny, nz
+    )
+    la = (
+        _tri_area_n(px, py, pz, V[b, 0], V[b, 1], V[b, 2], V[c, 0], V[c, 1], V[c, 2], nx, ny, nz)
+        / area
+    )
+    lb = (
+        _tri_area_n(V[a, 0], V[a, 1], V[a, 2], px, py, pz, V[c, 0], V[c, 1], V[c, 2], nx, ny, nz)
+        / area
+    )
     lc = 1.0 - la - lb
     out[0] = max(d, 0.0)
     for r in range(3):
@@ -401,7 +425,7 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
     return nv
 
 
-@kernel
+@hot_kernel
 def _tri_area_n(ax, ay, az, bx, by, bz, cx, cy, cz, nx, ny, nz):
     """Twice the signed area of triangle abc measured along n."""
     ux = bx - ax

@@ -24,8 +24,8 @@ Every loop ends: at most ``MAX_ITER`` iterations, and each iteration either stri
 
 import math
 
-from ._jit import inline_kernel, kernel
-from .support import core_support_arrays
+from ._jit import hot_kernel, inline_kernel
+from .support import core_support_xyz
 
 W = 0
 SA = 12
@@ -51,12 +51,12 @@ REL_TOL = 1e-10
 ZERO_TOL = 1e-12
 
 
-@kernel
+@hot_kernel
 def _dot3(ws, i, j):
     return ws[i] * ws[j] + ws[i + 1] * ws[j + 1] + ws[i + 2] * ws[j + 2]
 
 
-@kernel
+@hot_kernel
 def _s1d(ws, i0, i1):
     """Closest point of segment (W[i0], W[i1]) to the origin.
 
@@ -79,7 +79,7 @@ def _s1d(ws, i0, i1):
     return 3, 1.0 - u, u
 
 
-@kernel
+@hot_kernel
 def _sqnorm_comb(ws, i0, i1, i2, l0, l1, l2):
     a = W + 3 * i0
     b = W + 3 * i1
@@ -90,7 +90,7 @@ def _sqnorm_comb(ws, i0, i1, i2, l0, l1, l2):
     return x * x + y * y + z * z
 
 
-@kernel
+@hot_kernel
 def _s2d(ws, i0, i1, i2):
     """Closest point of triangle (W[i0], W[i1], W[i2]) to the origin.
 
@@ -170,7 +170,7 @@ def _s2d(ws, i0, i1, i2):
     return bm, b0, b1, b2
 
 
-@kernel
+@hot_kernel
 def _vol(ws, a, b, c, d):
     """Signed volume (times 6) of the tetrahedron of ws points at offsets a, b, c, d."""
     bx = ws[b] - ws[a]
@@ -185,7 +185,7 @@ def _vol(ws, a, b, c, d):
     return bx * (cy * dz - cz * dy) + by * (cz * dx - cx * dz) + bz * (cx * dy - cy * dx)
 
 
-@kernel
+@hot_kernel
 def _s3d(ws):
     """Closest point of the tetrahedron W[0..3] to the origin.
 
@@ -254,7 +254,7 @@ def _s3d(ws):
     return bm, r0, r1, r2, r3
 
 
-@kernel
+@hot_kernel
 def _dist2(ws, a, b):
     x = ws[a] - ws[b]
     y = ws[a + 1] - ws[b + 1]
@@ -262,7 +262,7 @@ def _dist2(ws, a, b):
     return x * x + y * y + z * z
 
 
-@kernel
+@hot_kernel
 def _sqnorm4(ws, l0, l1, l2, l3):
     x = l0 * ws[W] + l1 * ws[W + 3] + l2 * ws[W + 6] + l3 * ws[W + 9]
     y = l0 * ws[W + 1] + l1 * ws[W + 4] + l2 * ws[W + 7] + l3 * ws[W + 10]
@@ -270,7 +270,7 @@ def _sqnorm4(ws, l0, l1, l2, l3):
     return x * x + y * y + z * z
 
 
-@kernel
+@hot_kernel
 def _compact(ws, n, mask, l0, l1, l2, l3):
     """Keep the simplex vertices whose mask bit is set, in order; store their weights.
 
@@ -297,7 +297,7 @@ def _compact(ws, n, mask, l0, l1, l2, l3):
     return m
 
 
-@kernel
+@hot_kernel
 def simplex_closest(ws, n):
     """Reduce the n-point simplex in ws to the sub-simplex nearest the origin.
 
@@ -317,7 +317,7 @@ def simplex_closest(ws, n):
     return _compact(ws, 4, m, l0, l1, l2, l3)
 
 
-@kernel
+@hot_kernel
 def simplex_point(ws, n, base, out, o):
     """Weighted sum of the simplex rows starting at ws[base] (W, SA or SB) into out[o:o+3]."""
     x = 0.0
@@ -337,16 +337,19 @@ def simplex_point(ws, n, base, out, o):
 def _support_pair(
     ak, ap, av, avs, aas, aadj, ia, T_a, bk, bp, bv, bvs, bas, badj, ib, T_b, dx, dy, dz, ws
 ):
-    """Support of D = A - B along (dx, dy, dz): s_A(d) - s_B(-d), into ws[TMP:TMP+6]."""
-    ha = core_support_arrays(ak, ap, av, avs, aas, aadj, ia, T_a, dx, dy, dz, int(ws[HINT_A]), ws, TMP)
-    hb = core_support_arrays(
-        bk, bp, bv, bvs, bas, badj, ib, T_b, -dx, -dy, -dz, int(ws[HINT_B]), ws, TMP + 3
+    """Support of D = A - B along (dx, dy, dz): s_A(d) and s_B(-d), as two points."""
+    ha, ax, ay, az = core_support_xyz(
+        ak, ap, av, avs, aas, aadj, ia, T_a, dx, dy, dz, int(ws[HINT_A])
+    )
+    hb, bx, by, bz = core_support_xyz(
+        bk, bp, bv, bvs, bas, badj, ib, T_b, -dx, -dy, -dz, int(ws[HINT_B])
     )
     ws[HINT_A] = ha
     ws[HINT_B] = hb
+    return ax, ay, az, bx, by, bz
 
 
-@kernel
+@hot_kernel
 def gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, stop_above, stop_below, ws):
     """GJK between the cores of shape ia (pose T_a) and shape ib (pose T_b).
 
@@ -381,13 +384,18 @@ def gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, stop_above, stop_bel
     if vx * vx + vy * vy + vz * vz == 0.0:
         vx = 1.0
     # first vertex: support of D along -v
-    _support_pair(
+    ax, ay, az, bx, by, bz = _support_pair(
         ak, ap, av, avs, aas, aadj, ia, T_a, bk, bp, bv, bvs, bas, badj, ib, T_b, -vx, -vy, -vz, ws
     )
-    for r in range(3):
-        ws[SA + r] = ws[TMP + r]
-        ws[SB + r] = ws[TMP + 3 + r]
-        ws[W + r] = ws[TMP + r] - ws[TMP + 3 + r]
+    ws[SA] = ax
+    ws[SA + 1] = ay
+    ws[SA + 2] = az
+    ws[SB] = bx
+    ws[SB + 1] = by
+    ws[SB + 2] = bz
+    ws[W] = ax - bx
+    ws[W + 1] = ay - by
+    ws[W + 2] = az - bz
     ws[LAM] = 1.0
     n = 1
     vx = ws[W]
@@ -400,13 +408,31 @@ def gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, stop_above, stop_bel
             return OVERLAP, n, vn
         if vn <= stop_below:
             return WITHIN, n, vn
-        _support_pair(
-            ak, ap, av, avs, aas, aadj, ia, T_a, bk, bp, bv, bvs, bas, badj, ib, T_b,
-            -vx, -vy, -vz, ws,
+        ax, ay, az, bx, by, bz = _support_pair(
+            ak,
+            ap,
+            av,
+            avs,
+            aas,
+            aadj,
+            ia,
+            T_a,
+            bk,
+            bp,
+            bv,
+            bvs,
+            bas,
+            badj,
+            ib,
+            T_b,
+            -vx,
+            -vy,
+            -vz,
+            ws,
         )
-        wx = ws[TMP] - ws[TMP + 3]
-        wy = ws[TMP + 1] - ws[TMP + 4]
-        wz = ws[TMP + 2] - ws[TMP + 5]
+        wx = ax - bx
+        wy = ay - by
+        wz = az - bz
         vw = vx * wx + vy * wy + vz * wz
         lower = vw / vn  # every point x of D has v.x >= v.w
         if lower > stop_above:
@@ -421,9 +447,12 @@ def gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, stop_above, stop_bel
             if dx * dx + dy * dy + dz * dz <= 1e-30 + 1e-24 * vv:
                 return SEPARATED, n, vn
         o = 3 * n
-        for r in range(3):
-            ws[SA + o + r] = ws[TMP + r]
-            ws[SB + o + r] = ws[TMP + 3 + r]
+        ws[SA + o] = ax
+        ws[SA + o + 1] = ay
+        ws[SA + o + 2] = az
+        ws[SB + o] = bx
+        ws[SB + o + 1] = by
+        ws[SB + o + 2] = bz
         ws[W + o] = wx
         ws[W + o + 1] = wy
         ws[W + o + 2] = wz

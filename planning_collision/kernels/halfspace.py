@@ -8,12 +8,12 @@ and their planes apart.
 
 import math
 
-from ._jit import kernel
+from ._jit import hot_kernel
 from .layout import HALFSPACE
 from .support import core_support_world
 
 
-@kernel
+@hot_kernel
 def halfspace_world(tab, i, T):
     """(nx, ny, nz, offset) of halfspace i posed by T, in the world frame."""
     p = tab.params
@@ -24,7 +24,7 @@ def halfspace_world(tab, i, T):
     return nx, ny, nz, o
 
 
-@kernel
+@hot_kernel
 def convex_halfspace_distance(tab_a, ia, T_a, tab_b, ib, T_b, out):
     """Signed distance of convex shape ia (T_a) to halfspace ib (T_b); out[0:10] as in
     pair kernels (normal from the shape to the halfspace, i.e. -n)."""

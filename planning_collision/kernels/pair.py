@@ -13,9 +13,9 @@ import math
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import hot_kernel, kernel
 from .capsule_capsule import capsule_capsule_distance
-from .epa import epa_core
+from .epa import EPA_WS_END, epa_core
 from .gjk import (
     BEYOND,
     LAM,
@@ -35,17 +35,19 @@ EXACT = 0  # separated, exact distance and witnesses
 PENETRATING = 1  # overlapping, depth from closed form or EPA
 LOWER_BOUND = 2  # stopped early: out[0] is a lower bound > max_dist, witnesses unset
 
-# extra scratch beyond GJK's: a 10-float result buffer for flips and EPA
+# scratch beyond GJK's: a 10-float result buffer for flips and EPA, then EPA's polytope
 _EPA_OUT = WS_SIZE
-WORKSPACE_SIZE = WS_SIZE + OUT_SIZE
+WORKSPACE_SIZE = EPA_WS_END
 
 
 def new_workspace():
-    """Scratch array for pair kernels: allocate once per thread, reuse for every pair."""
+    """Scratch array for pair kernels (~100 KB: EPA's polytope lives there, since pair
+    kernels compile without numba's allocator). Allocate once per thread, reuse for every
+    pair; never share one between threads."""
     return np.zeros(WORKSPACE_SIZE)
 
 
-@kernel
+@hot_kernel
 def _flip(out):
     """Turn an (a, b) result into the (b, a) result in place."""
     for r in range(3):
@@ -55,17 +57,17 @@ def _flip(out):
         out[7 + r] = -out[7 + r]
 
 
-@kernel
+@hot_kernel
 def _axis_z(T):
     return T[0, 2], T[1, 2], T[2, 2]
 
 
-@kernel
+@hot_kernel
 def _origin(T):
     return T[0, 3], T[1, 3], T[2, 3]
 
 
-@kernel
+@hot_kernel
 def _closed_form(tab_a, ia, T_a, tab_b, ib, T_b, out):
     """Closed forms for canonical-order kinds (ka <= kb). Returns False when none applies."""
     ka = tab_a.kind[ia]
@@ -74,8 +76,15 @@ def _closed_form(tab_a, ia, T_a, tab_b, ib, T_b, out):
         ha = tab_a.params[ia, 1] if ka == CAPSULE else 0.0
         hb = tab_b.params[ib, 1] if kb == CAPSULE else 0.0
         capsule_capsule_distance(
-            _origin(T_a), _axis_z(T_a), ha, tab_a.params[ia, 0],
-            _origin(T_b), _axis_z(T_b), hb, tab_b.params[ib, 0], out,
+            _origin(T_a),
+            _axis_z(T_a),
+            ha,
+            tab_a.params[ia, 0],
+            _origin(T_b),
+            _axis_z(T_b),
+            hb,
+            tab_b.params[ib, 0],
+            out,
         )
         return True
     if ka == SPHERE and kb == BOX:
@@ -87,7 +96,7 @@ def _closed_form(tab_a, ia, T_a, tab_b, ib, T_b, out):
     return False
 
 
-@kernel
+@hot_kernel
 def _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
     ra = tab_a.params[ia, 0]
     rb = tab_b.params[ib, 0]
@@ -95,9 +104,7 @@ def _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
     v0x = T_a[0, 3] - T_b[0, 3]
     v0y = T_a[1, 3] - T_b[1, 3]
     v0z = T_a[2, 3] - T_b[2, 3]
-    status, n, dc = gjk_core(
-        tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, max_dist + R, -1.0, ws
-    )
+    status, n, dc = gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, max_dist + R, -1.0, ws)
     if status == BEYOND:
         out[0] = dc - R
         return LOWER_BOUND
@@ -136,7 +143,7 @@ def _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
             out[9] = nz
             return EXACT if out[0] > 0.0 else PENETRATING
     # the cores touch or overlap: EPA on the cores, then add the radii
-    e = ws[_EPA_OUT:_EPA_OUT + OUT_SIZE]
+    e = ws[_EPA_OUT : _EPA_OUT + OUT_SIZE]
     epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, e)
     depth = e[0] + R
     nx = e[7]
@@ -155,7 +162,7 @@ def _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
     return PENETRATING
 
 
-@kernel
+@hot_kernel
 def pair_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
     """Signed distance between shape ia of tab_a posed by T_a and shape ib of tab_b posed
     by T_b (4x4). Writes out[0:10] (see module docstring).
@@ -181,7 +188,7 @@ def pair_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
     return EXACT if out[0] > 0.0 else PENETRATING
 
 
-@kernel
+@hot_kernel
 def pair_overlap(tab_a, ia, T_a, tab_b, ib, T_b, margin, ws):
     """True iff the signed distance is <= margin (margin 0: touching counts as collision).
 
@@ -193,7 +200,7 @@ def pair_overlap(tab_a, ia, T_a, tab_b, ib, T_b, margin, ws):
     hi = max(ka, kb)
     if hi == HALFSPACE or hi <= CAPSULE or (lo == SPHERE and hi == BOX):
         # closed forms are as cheap as a boolean test
-        out = ws[_EPA_OUT:_EPA_OUT + OUT_SIZE]
+        out = ws[_EPA_OUT : _EPA_OUT + OUT_SIZE]
         pair_distance(tab_a, ia, T_a, tab_b, ib, T_b, math.inf, ws, out)
         return out[0] <= margin
     R = tab_a.params[ia, 0] + tab_b.params[ib, 0] + margin

@@ -11,7 +11,7 @@ import numpy as np
 
 from ._jit import kernel
 from .layout import ShapeTable
-from .pair import WORKSPACE_SIZE, pair_distance, pair_overlap
+from .pair import pair_distance, pair_overlap
 
 POSE_OK = 0
 POSE_NOT_FINITE = 1
@@ -49,11 +49,12 @@ def pose_check(T):
 
 
 @kernel
-def checked_pair_query(ta, Ta, tb, Tb, want_distance, margin, out):
+def checked_pair_query(ta, Ta, tb, Tb, want_distance, margin, ws, out):
     """Check both poses, then run the pair query on one-shape tables ta, tb (tuples).
 
     want_distance: False -> out[0] = 1.0 if overlap (distance <= margin) else 0.0;
-    True -> pair_distance into out[0:10]. Returns 0, or 10 + code for a bad Ta, 20 + code
+    True -> pair_distance into out[0:10]. ws: a pair workspace (`new_workspace()`).
+    Returns 0, or 10 + code for a bad Ta, 20 + code
     for a bad Tb.
     """
     c = pose_check(Ta)
@@ -64,7 +65,6 @@ def checked_pair_query(ta, Ta, tb, Tb, want_distance, margin, out):
         return 20 + c
     A = ShapeTable(ta[0], ta[1], ta[2], ta[3], ta[4], ta[5], ta[6], ta[7])
     B = ShapeTable(tb[0], tb[1], tb[2], tb[3], tb[4], tb[5], tb[6], tb[7])
-    ws = np.zeros(WORKSPACE_SIZE)
     if want_distance:
         pair_distance(A, 0, Ta, B, 0, Tb, np.inf, ws, out)
     else:

@@ -4,10 +4,10 @@ face. Degenerate case: a centre equidistant from several faces picks the lowest 
 
 import math
 
-from ._jit import kernel
+from ._jit import hot_kernel
 
 
-@kernel
+@hot_kernel
 def sphere_box_distance(c, r, T, h0, h1, h2, out):
     """Signed distance of sphere (centre c (3-tuple), radius r) to box (pose T 4x4, half
     extents h0, h1, h2). Writes out[0:10] (distance, point on sphere, point on box, normal

@@ -11,7 +11,7 @@ climbing is exact, with ties included.
 import math
 
 from ._jit import inline_kernel, kernel
-from .layout import BOX, CAPSULE, CONE, CONVEX, CYLINDER, HILL_CLIMB_MIN_VERTS, SPHERE
+from .layout import BOX, CAPSULE, CONVEX, CYLINDER, HILL_CLIMB_MIN_VERTS, SPHERE
 
 
 @inline_kernel
@@ -47,96 +47,101 @@ def points_support_climb(verts, v0, adjstart, adj, dx, dy, dz, start):
 
 
 @inline_kernel
-def core_support_local(kind, params, verts, vstart, adjstart, adj, i, dx, dy, dz, hint, out, o):
-    """Support point of shape i's core in its local frame along (dx, dy, dz), into out[o:o+3].
+def core_support_local_xyz(kind, params, verts, vstart, adjstart, adj, i, dx, dy, dz, hint):
+    """Support point of shape i's core in its local frame along (dx, dy, dz).
 
-    `hint` is the local vertex index to start hill climbing from (CONVEX only; ignored
-    otherwise). Returns the new hint (the maximising local vertex, or 0).
-    Ties (a direction with a zero component) pick the + side; any maximiser is correct.
+    Returns (new_hint, x, y, z); `hint` is the local vertex to start hill climbing from
+    (CONVEX only). Results travel in registers: writing them to an array and reading them
+    back made the caller reload everything it had loaded, since numba cannot tell the
+    arrays do not alias. Ties (a zero direction component) pick the + side.
     """
     k = kind[i]
+    if k == CONVEX:
+        v0 = vstart[i]
+        v1 = vstart[i + 1]
+        n = v1 - v0
+        if n <= HILL_CLIMB_MIN_VERTS or adjstart[v0] == adjstart[v1]:
+            g = points_support_brute(verts, v0, v1, dx, dy, dz)
+            loc = g - v0
+        else:
+            start = hint if (hint >= 0 and hint < n) else 0
+            loc = points_support_climb(verts, v0, adjstart, adj, dx, dy, dz, start)
+            g = v0 + loc
+        return loc, verts[g, 0], verts[g, 1], verts[g, 2]
+    if k == BOX:
+        return (
+            0,
+            params[i, 1] if dx >= 0.0 else -params[i, 1],
+            params[i, 2] if dy >= 0.0 else -params[i, 2],
+            params[i, 3] if dz >= 0.0 else -params[i, 3],
+        )
     if k == SPHERE:
-        out[o] = 0.0
-        out[o + 1] = 0.0
-        out[o + 2] = 0.0
-        return 0
+        return 0, 0.0, 0.0, 0.0
     if k == CAPSULE:
         h = params[i, 1]
-        out[o] = 0.0
-        out[o + 1] = 0.0
-        out[o + 2] = h if dz >= 0.0 else -h
-        return 0
-    if k == BOX:
-        out[o] = params[i, 1] if dx >= 0.0 else -params[i, 1]
-        out[o + 1] = params[i, 2] if dy >= 0.0 else -params[i, 2]
-        out[o + 2] = params[i, 3] if dz >= 0.0 else -params[i, 3]
-        return 0
+        return 0, 0.0, 0.0, (h if dz >= 0.0 else -h)
     if k == CYLINDER:
         r = params[i, 1]
         h = params[i, 2]
+        z = h if dz >= 0.0 else -h
         rho = math.sqrt(dx * dx + dy * dy)
         if rho > 0.0:
-            out[o] = r * dx / rho
-            out[o + 1] = r * dy / rho
-        else:
-            out[o] = 0.0
-            out[o + 1] = 0.0
-        out[o + 2] = h if dz >= 0.0 else -h
-        return 0
-    if k == CONE:
-        r = params[i, 1]
-        h = params[i, 2]
-        rho = math.sqrt(dx * dx + dy * dy)
-        # apex (0, 0, h) scores dz*h; the base rim scores r*rho - dz*h
-        if dz * h >= r * rho - dz * h:
-            out[o] = 0.0
-            out[o + 1] = 0.0
-            out[o + 2] = h
-        elif rho > 0.0:
-            out[o] = r * dx / rho
-            out[o + 1] = r * dy / rho
-            out[o + 2] = -h
-        else:
-            out[o] = 0.0
-            out[o + 1] = 0.0
-            out[o + 2] = -h
-        return 0
-    # CONVEX
-    v0 = vstart[i]
-    v1 = vstart[i + 1]
-    n = v1 - v0
-    if n <= HILL_CLIMB_MIN_VERTS or adjstart[v0] == adjstart[v1]:
-        g = points_support_brute(verts, v0, v1, dx, dy, dz)
-        loc = g - v0
-    else:
-        start = hint if (hint >= 0 and hint < n) else 0
-        loc = points_support_climb(verts, v0, adjstart, adj, dx, dy, dz, start)
-        g = v0 + loc
-    out[o] = verts[g, 0]
-    out[o + 1] = verts[g, 1]
-    out[o + 2] = verts[g, 2]
-    return loc
+            return 0, r * dx / rho, r * dy / rho, z
+        return 0, 0.0, 0.0, z
+    # CONE: apex (0, 0, h) scores dz*h; the base rim scores r*rho - dz*h
+    r = params[i, 1]
+    h = params[i, 2]
+    rho = math.sqrt(dx * dx + dy * dy)
+    if dz * h >= r * rho - dz * h:
+        return 0, 0.0, 0.0, h
+    if rho > 0.0:
+        return 0, r * dx / rho, r * dy / rho, -h
+    return 0, 0.0, 0.0, -h
 
 
 @inline_kernel
-def core_support_arrays(kind, params, verts, vstart, adjstart, adj, i, T, d0, d1, d2, hint, out, o):
+def core_support_local(kind, params, verts, vstart, adjstart, adj, i, dx, dy, dz, hint, out, o):
+    """`core_support_local_xyz` writing the point into out[o:o+3]; returns the new hint."""
+    h, x, y, z = core_support_local_xyz(
+        kind, params, verts, vstart, adjstart, adj, i, dx, dy, dz, hint
+    )
+    out[o] = x
+    out[o + 1] = y
+    out[o + 2] = z
+    return h
+
+
+@inline_kernel
+def core_support_xyz(kind, params, verts, vstart, adjstart, adj, i, T, d0, d1, d2, hint):
     """Support of shape i's core posed by T (4x4) along world direction (d0, d1, d2).
 
-    Takes the table's arrays rather than the table: a loop that reads a namedtuple field
-    pays a reference-count increment and decrement per read (measured: half the cost of a
-    32-point support), so hot loops unpack the table once and call this.
-    Writes the world point into out[o:o+3] (no allocation). Returns the new hint.
+    Takes the table's arrays rather than the table (a namedtuple field read in a loop costs
+    a reference-count pair). Returns (new_hint, x, y, z) in the world frame.
     """
     # d_local = R^T d
     dx = T[0, 0] * d0 + T[1, 0] * d1 + T[2, 0] * d2
     dy = T[0, 1] * d0 + T[1, 1] * d1 + T[2, 1] * d2
     dz = T[0, 2] * d0 + T[1, 2] * d1 + T[2, 2] * d2
-    h = core_support_local(kind, params, verts, vstart, adjstart, adj, i, dx, dy, dz, hint, out, o)
-    lx = out[o]
-    ly = out[o + 1]
-    lz = out[o + 2]
-    for r in range(3):
-        out[o + r] = T[r, 0] * lx + T[r, 1] * ly + T[r, 2] * lz + T[r, 3]
+    h, lx, ly, lz = core_support_local_xyz(
+        kind, params, verts, vstart, adjstart, adj, i, dx, dy, dz, hint
+    )
+    return (
+        h,
+        T[0, 0] * lx + T[0, 1] * ly + T[0, 2] * lz + T[0, 3],
+        T[1, 0] * lx + T[1, 1] * ly + T[1, 2] * lz + T[1, 3],
+        T[2, 0] * lx + T[2, 1] * ly + T[2, 2] * lz + T[2, 3],
+    )
+
+
+@inline_kernel
+def core_support_arrays(kind, params, verts, vstart, adjstart, adj, i, T, d0, d1, d2, hint, out, o):
+    """`core_support_xyz` writing the world point into out[o:o+3]; returns the new hint."""
+    h, x, y, z = core_support_xyz(
+        kind, params, verts, vstart, adjstart, adj, i, T, d0, d1, d2, hint
+    )
+    out[o] = x
+    out[o + 1] = y
+    out[o + 2] = z
     return h
 
 
@@ -144,6 +149,18 @@ def core_support_arrays(kind, params, verts, vstart, adjstart, adj, i, T, d0, d1
 def core_support_world(tab, i, T, d0, d1, d2, hint, out, o):
     """`core_support_arrays` on a ShapeTable (convenient outside hot loops)."""
     return core_support_arrays(
-        tab.kind, tab.params, tab.verts, tab.vstart, tab.adjstart, tab.adj, i, T, d0, d1, d2,
-        hint, out, o,
+        tab.kind,
+        tab.params,
+        tab.verts,
+        tab.vstart,
+        tab.adjstart,
+        tab.adj,
+        i,
+        T,
+        d0,
+        d1,
+        d2,
+        hint,
+        out,
+        o,
     )
