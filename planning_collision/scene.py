@@ -166,6 +166,30 @@ def _as_poses(poses, where: str) -> np.ndarray:
     raise AssertionError("unreachable: a pose failed the batch check but not as_pose")
 
 
+# A KCD node with more children than this gets a binary BVH over them instead (a traversal
+# pushes all children of a node at once: the fan-out bounds the stack it needs).
+FANOUT = 8
+
+
+def _kt_tree(items: np.ndarray, lo: np.ndarray, hi: np.ndarray, base: int, leaf_size=FANOUT):
+    """KCD nodes for a binary BVH over the nodes `items` (boxes lo, hi): internal nodes get
+    their two children, leaves up to FANOUT items. Node ids start at `base` (the root).
+    Returns (lo, hi, ccount, child) in node order."""
+    top = build_bvh(lo, hi, leaf_size=leaf_size)
+    leaf = top.count > 0
+    cc = np.where(leaf, top.count, 2).astype(np.int64)
+    ch = np.empty(int(cc.sum()), np.int64)
+    st = np.r_[0, np.cumsum(cc)][:-1]
+    inner = np.flatnonzero(~leaf)
+    ch[st[inner]] = base + top.left[inner]
+    ch[st[inner] + 1] = base + top.right[inner]
+    lf = np.flatnonzero(leaf)
+    rep = np.repeat(lf, cc[lf])
+    rank = np.arange(rep.size) - np.repeat(np.r_[0, np.cumsum(cc[lf])][:-1], cc[lf])
+    ch[st[rep] + rank] = items[top.order[top.first[rep] + rank]]
+    return top.lo, top.hi, cc, ch
+
+
 def _compile(parts, min_size: float | None) -> _Block:
     # bounded convex parts in one table (one call, vectorised boxes); the rest one by one
     conv = [
@@ -227,20 +251,32 @@ def _compile(parts, min_size: float | None) -> _Block:
         node_of = np.empty(k, np.int64)
         single = sizes[lab] == 1
         node_of[lab[single]] = cur[single]  # a lone node passes up unchanged
-        multi = np.flatnonzero(sizes > 1)
+        multi = np.flatnonzero((sizes > 1) & (sizes <= FANOUT))
         node_of[multi] = nkt + np.arange(multi.size)
-        # one new node per multi-member component; its children are the members
-        mm = ~single
+        # one new node per small component; its children are the members
+        mm = (sizes[lab] > 1) & (sizes[lab] <= FANOUT)
         srt = np.argsort(lab[mm], kind="stable")
         kids = cur[mm][srt]
         klab = lab[mm][srt]
         starts = np.flatnonzero(np.r_[True, klab[1:] != klab[:-1]])
-        kt_lo.append(np.minimum.reduceat(clo[mm][srt], starts, axis=0))
-        kt_hi.append(np.maximum.reduceat(chi[mm][srt], starts, axis=0))
-        kt_ccount.append(sizes[multi])
-        kt_child.append(kids)
-        kt_group.append(np.full(multi.size, -1))
-        nkt += multi.size
+        if multi.size:
+            kt_lo.append(np.minimum.reduceat(clo[mm][srt], starts, axis=0))
+            kt_hi.append(np.maximum.reduceat(chi[mm][srt], starts, axis=0))
+            kt_ccount.append(sizes[multi])
+            kt_child.append(kids)
+            kt_group.append(np.full(multi.size, -1))
+            nkt += multi.size
+        # a large component: a binary tree over its members (bounded fan-out)
+        for c in np.flatnonzero(sizes > FANOUT):
+            members = lab == c
+            tlo, thi, tcc, tch = _kt_tree(cur[members], clo[members], chi[members], nkt)
+            kt_lo.append(tlo)
+            kt_hi.append(thi)
+            kt_ccount.append(tcc)
+            kt_child.append(tch)
+            kt_group.append(np.full(tlo.shape[0], -1))
+            node_of[c] = nkt
+            nkt += tlo.shape[0]
         cur = node_of
     return _Block(
         prims,
@@ -325,32 +361,18 @@ def _flatten(blocks: Sequence[_Block]) -> FlatScene:
         # the top of the hierarchy: a binary BVH over every object's top nodes, as kt nodes
         allo = np.concatenate(kt_lo)
         alhi = np.concatenate(kt_hi)
-        top = build_bvh(allo[tops], alhi[tops])
-        m = top.lo.shape[0]
-        leaf = top.count > 0
-        cc = np.where(leaf, top.count, 2).astype(np.int64)
-        ch = np.empty(int(cc.sum()), np.int64)
-        st = np.r_[0, np.cumsum(cc)][:-1]
-        inner = np.flatnonzero(~leaf)
-        ch[st[inner]] = K + top.left[inner]
-        ch[st[inner] + 1] = K + top.right[inner]
-        lf = np.flatnonzero(leaf)
-        rep = np.repeat(lf, cc[lf])
-        rank = np.arange(rep.size) - np.repeat(np.r_[0, np.cumsum(cc[lf])][:-1], cc[lf])
-        ch[st[rep] + rank] = tops[top.order[top.first[rep] + rank]]
-        # a top leaf whose children are all one object's keeps that object (pruning by it)
-        tobj = np.full(m, -1, np.int64)
+        tlo, thi, cc, ch = _kt_tree(tops, allo[tops], alhi[tops], K, leaf_size=4)
+        m = tlo.shape[0]
+        # a node whose children are all one object's keeps that object (pruning by it)
         allobj = np.concatenate(kobj)
-        for_leaf = allobj[ch[st[rep] + rank]]
-        omin = (
-            np.minimum.reduceat(for_leaf, np.r_[0, np.cumsum(cc[lf])][:-1]) if lf.size else for_leaf
-        )
-        omax = (
-            np.maximum.reduceat(for_leaf, np.r_[0, np.cumsum(cc[lf])][:-1]) if lf.size else for_leaf
-        )
-        tobj[lf] = np.where(omin == omax, omin, -1)
-        kt_lo.append(top.lo)
-        kt_hi.append(top.hi)
+        st = np.r_[0, np.cumsum(cc)][:-1]
+        is_obj_child = ch < K
+        cobj = np.where(is_obj_child, allobj[np.minimum(ch, K - 1)], -2)
+        omin = np.minimum.reduceat(cobj, st)
+        omax = np.maximum.reduceat(cobj, st)
+        tobj = np.where((omin == omax) & (omin >= 0), omin, -1)
+        kt_lo.append(tlo)
+        kt_hi.append(thi)
         ccount.append(cc)
         child.append(ch)
         group.append(np.full(m, -1, np.int64))

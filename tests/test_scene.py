@@ -213,6 +213,32 @@ def test_kcd_merges_groups_whose_boxes_overlap_into_a_multi_child_level():
     assert np.all(f.kt_group[kids] >= 0)
 
 
+def test_kcd_fan_out_is_bounded_when_many_groups_overlap(rng):
+    """60 nested L shapes (two touching bars each): 60 groups, since the L's boxes of
+    primitives are pairwise disjoint, but every L's box contains the smaller L's, so one
+    level-2 component holds them all. It becomes a binary tree of nodes with at most FANOUT
+    children, and queries still equal the per-part brute force."""
+    from planning_collision.scene import FANOUT
+
+    d, t, R = 0.05, 0.01, 1.0
+    parts = []
+    for k in range(60):
+        c = -k * d
+        parts.append((pc.Box((R - c, 2 * t, 2 * t)), _T((R + c) / 2, c, 0)))
+        parts.append((pc.Box((2 * t, R - c, 2 * t)), _T(c, (R + c) / 2, 0)))
+    s = Scene()
+    s.add(parts, _T())
+    f = s.flat
+    assert (f.kt_group >= 0).sum() == 60
+    assert np.diff(f.kt_cstart).max() <= FANOUT
+    assert f.kt_lo.shape[0] > 61  # the component got inner nodes
+    for _ in range(100):
+        q, T = pc.Sphere(rng.uniform(0.01, 0.1)), random_pose(rng, 2.0)
+        ref = min(pc.distance(q, T, p, Tp).distance for p, Tp in parts)
+        assert abs(s.min_distance(q, T).distance - ref) < 1e-9
+        assert s.in_collision(q, T) == (ref <= 0)
+
+
 def test_flat_scene_reaches_every_bounded_primitive_once(rng):
     s = Scene()
     for _ in range(40):
