@@ -10,7 +10,7 @@ climbing is exact, with ties included.
 
 import math
 
-from ._jit import inline_kernel, kernel
+from ._jit import hot_kernel, inline_kernel
 from .layout import BOX, CAPSULE, CONVEX, CYLINDER, HILL_CLIMB_MIN_VERTS, SPHERE
 
 
@@ -27,7 +27,7 @@ def points_support_brute(verts, v0, v1, dx, dy, dz):
     return best
 
 
-@kernel
+@hot_kernel
 def points_support_climb(verts, v0, adjstart, adj, dx, dy, dz, start):
     """Hill climbing from local vertex `start`; returns the local index of a maximiser."""
     cur = start
