@@ -79,7 +79,7 @@ def collide(a: Shape, Ta: npt.ArrayLike, b: Shape, Tb: npt.ArrayLike, margin: fl
         from .bvh import nonconvex_collide
 
         return bool(nonconvex_collide(a, as_pose(Ta, "Ta"), b, as_pose(Tb, "Tb"), margin))
-    return _run(a, Ta, b, Tb, False, float(margin))[0] != 0.0
+    return bool(_run(a, Ta, b, Tb, False, float(margin))[0] != 0.0)
 
 
 def distance(a: Shape, Ta: npt.ArrayLike, b: Shape, Tb: npt.ArrayLike) -> DistanceResult:
