@@ -108,6 +108,24 @@ def _merge(acc, s):
     return acc
 
 
+def _version() -> str:
+    """The commit the sweep ran on (with '-dirty' for uncommitted edits), or 'unknown'."""
+    import subprocess
+    from pathlib import Path
+
+    try:
+        r = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        return r.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
 def main(argv=None) -> int:
     try:
         from tests.reference import sampling
@@ -170,7 +188,7 @@ def main(argv=None) -> int:
 
     print(
         f"\n{args.pairs} pairs per type, seed {args.seed}, "
-        f"{time.perf_counter() - t_start:.0f} s total\n"
+        f"{time.perf_counter() - t_start:.0f} s total, code {_version()}\n"
     )
     print("| " + " | ".join(COLUMNS[:-1]) + " |")
     print("|" + "---|" * (len(COLUMNS) - 1))
