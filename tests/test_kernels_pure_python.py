@@ -9,15 +9,14 @@ import sys
 
 import numpy as np
 
-import planning_collision as pc
-
 SCRIPT = r"""
 import json, sys
 import numpy as np
 import planning_collision as pc
 rng = np.random.default_rng(3)
-shapes = [pc.Sphere(0.1), pc.Capsule(0.05, 0.3), pc.Box((0.2, 0.1, 0.3)), pc.Cylinder(0.1, 0.3),
-          pc.Cone(0.1, 0.3), pc.Convex(rng.normal(size=(60, 3)) * 0.1), pc.Halfspace((0, 0, 1), 0.0)]
+shapes = [pc.Sphere(0.1), pc.Capsule(0.05, 0.3), pc.Box((0.2, 0.1, 0.3)),
+          pc.Cylinder(0.1, 0.3), pc.Cone(0.1, 0.3), pc.Convex(rng.normal(size=(60, 3)) * 0.1),
+          pc.Halfspace((0, 0, 1), 0.0)]
 out = []
 for i, a in enumerate(shapes):
     for j, b in enumerate(shapes):
