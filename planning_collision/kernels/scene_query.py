@@ -20,15 +20,16 @@ Queries take the query as a block of primitives too (``qtab``, ``qposes (k, 4, 4
 Every node id the traversal visits is a stable index into these arrays, so a later front-list
 cache (DESIGN §7) can store the nodes where a traversal stopped and seed the stack with them
 (`_push` takes any (tree, node) pair). Stacks are ``(S, 2)`` int32, entry = (tree, node),
-tree 0 = KCD tree, 1 = group BVH; S = kernels.bvh.STACK_SIZE suffices for any tree built by
-planning_collision.bvh (median splits) plus the widest multi-child node; kernels return
--2 on overflow rather than write out of bounds.
+tree 0 = KCD tree, 1 = group BVH (2: a group BVH node whose box was just tested);
+S = kernels.bvh.STACK_SIZE suffices for any tree built by planning_collision.bvh (median
+splits) plus the widest multi-child node; kernels return -2 on overflow rather than write
+out of bounds.
 """
 
 import math
 from collections import namedtuple
 
-from ._jit import kernel
+from ._jit import hot_kernel, kernel
 from .bvh import aabb_overlap
 from .pair import pair_distance, pair_overlap
 
@@ -56,10 +57,12 @@ FlatScene = namedtuple(
 
 KT = 0
 BV = 1
+# a group's BVH root pushed by its KCD group leaf: same box, already tested, not retested
+BV_TESTED = 2
 OVERFLOW = -2
 
 
-@kernel
+@hot_kernel
 def _push(stack, sp, tree, node):
     """Push (tree, node); returns the new stack pointer, or -1 when full."""
     if sp >= stack.shape[0]:
@@ -92,7 +95,7 @@ def _push_children(scene, stack, sp, tree, nd):
 # the kernels unpack the scene once and pass arrays and row numbers).
 
 
-@kernel
+@hot_kernel
 def _rows_overlap(lo, hi, n, qlo, qhi, i, margin):
     """aabb_overlap of box n of (lo, hi) and box i of (qlo, qhi)."""
     for k in range(3):
@@ -101,7 +104,7 @@ def _rows_overlap(lo, hi, n, qlo, qhi, i, margin):
     return True
 
 
-@kernel
+@hot_kernel
 def _rows_lower_bound(lo, hi, n, qlo, qhi, i, qc0, qc1, qc2, qr):
     """Lower bound on the signed distance between anything in box n of (lo, hi) and the
     query, which lies in box i of (qlo, qhi) and in the ball (qc, qr): the larger of the
@@ -134,7 +137,7 @@ def _rows_lower_bound(lo, hi, n, qlo, qhi, i, qc0, qc1, qc2, qr):
     return lb
 
 
-@kernel
+@hot_kernel
 def _rows_sqdist(lo, hi, n, qlo, qhi, i):
     s = 0.0
     for k in range(3):
@@ -147,7 +150,7 @@ def _rows_sqdist(lo, hi, n, qlo, qhi, i):
     return s
 
 
-@kernel
+@hot_kernel
 def _push_kt_sorted(kt_lo, kt_hi, kt_cstart, kt_child, stack, sp, nd, qlo, qhi, i):
     """Push the children of KCD node nd ordered so the one nearest the query box is popped
     first (insertion sort on the few children; keys recomputed, no scratch). Distance
@@ -172,7 +175,7 @@ def _push_kt_sorted(kt_lo, kt_hi, kt_cstart, kt_child, stack, sp, nd, qlo, qhi, 
     return sp
 
 
-@kernel
+@hot_kernel
 def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, stack):
     """Objects within `margin` (signed distance <= margin) of the query block.
 
@@ -235,7 +238,7 @@ def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, st
                     continue
                 g = kt_group[nd]
                 if g >= 0:
-                    stack[sp, 0] = BV
+                    stack[sp, 0] = BV_TESTED
                     stack[sp, 1] = g
                     sp += 1
                     continue
@@ -249,7 +252,7 @@ def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, st
             o = bvh_obj[nd]
             if hit[o]:
                 continue
-            if not _rows_overlap(blo, bhi, nd, qlo, qhi, i, margin):
+            if tree == BV and not _rows_overlap(blo, bhi, nd, qlo, qhi, i, margin):
                 continue
             cnt = count[nd]
             if cnt == 0:
@@ -275,13 +278,13 @@ def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, st
     return nhit
 
 
-@kernel
+@hot_kernel
 def _record(best, o, tmp):
     for c in range(10):
         best[o, c] = tmp[c]
 
 
-@kernel
+@hot_kernel
 def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws, tmp, stack):
     """Signed distances from the query block to the scene's objects.
 
@@ -358,7 +361,7 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
                     continue
                 g = kt_group[nd]
                 if g >= 0:
-                    stack[sp, 0] = BV
+                    stack[sp, 0] = BV_TESTED
                     stack[sp, 1] = g
                     sp += 1
                 else:
@@ -371,7 +374,9 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
             o = bvh_obj[nd]
             if best[o, 0] < bound:
                 bound = best[o, 0]
-            if _rows_lower_bound(blo, bhi, nd, qlo, qhi, i, qc0, qc1, qc2, qr) > bound:
+            if tree == BV and (
+                _rows_lower_bound(blo, bhi, nd, qlo, qhi, i, qc0, qc1, qc2, qr) > bound
+            ):
                 continue
             cnt = count[nd]
             if cnt == 0:
@@ -445,7 +450,7 @@ def scene_candidates(scene, qlo, qhi, margin, stack, out):
     return nout
 
 
-@kernel
+@hot_kernel
 def scene_collide_batch(scene, qtab, qposes, qlo, qhi, margin, hit, ws, stack, out):
     """The boolean fast path for B poses of one single-primitive query (a moving link).
 
@@ -478,7 +483,7 @@ def scene_collide_batch(scene, qtab, qposes, qlo, qhi, margin, hit, ws, stack, o
     return 0
 
 
-@kernel
+@hot_kernel
 def scene_min_distance_batch(scene, qtab, qposes, qlo, qhi, max_dist, best, ws, tmp, stack, out):
     """Nearest-obstacle distance for B poses of one single-primitive query.
 
