@@ -14,8 +14,9 @@ for the boolean query ("does the link hit anything?", first hit returns) and the
 obstacle distance. (a)-(c) run as compiled batch loops over the poses; (d) is timed per call
 from Python, as a user calls it. Figures are medians over `--repeats` runs, microseconds per
 query; JIT warm-up (first call, compile or cache load) is reported apart. Then build time and
-memory for (a) with and without the KCD detail filter (`--min-size`), (b) and (d), and a check
-that (a), (b), (c) and (d) agree on every query.
+memory for (a) with and without the KCD detail filter (`--min-size`), (b) and (d), the query
+times with the filter (and how many more poses it calls colliding), and a check that (a), (b),
+(c) and (d) agree on every query.
 
     python -m demos.bench_scene [--queries 2000] [--repeats 5] [--seed 0] [--min-size 0.1]
 
@@ -300,7 +301,7 @@ def main(argv=None) -> int:
         res = {}
 
         times = {}
-        for key, f in (("a", flat), ("b", flat_b)):
+        for key, f in (("a", flat), ("b", flat_b), ("f", flat_f)):
             oi, od = np.empty(B, np.int32), np.empty(B)
             hit = np.zeros(max(int(f.n_obj[0]), 1), np.uint8)
             best = np.zeros((max(int(f.n_obj[0]), 1), OUT_SIZE))
@@ -370,6 +371,16 @@ def main(argv=None) -> int:
             )
             ok &= agree_b == int(clear.sum())
         print(msg)
+        # the detail filter: conservative (only adds collisions, only lowers distances)
+        hf, df = res["f"]
+        conservative = bool(np.all(hf >= ha) and np.all(df <= da + 1e-9))
+        print(
+            f"    detail filter min_size={args.min_size:g}: collide "
+            f"{times[('f', 'collide')] * 1e6:.2f} us, distance "
+            f"{times[('f', 'distance')] * 1e6:.2f} us; {int(hf.sum() - ha.sum())} more poses in "
+            f"collision; conservative {'yes' if conservative else 'NO'}"
+        )
+        ok &= conservative
         all_ok &= ok
 
     print(
