@@ -83,3 +83,17 @@ def shape_table(shapes: Sequence[Shape]) -> L.ShapeTable:
         aabb,
         brad,
     )
+
+
+def pack_single(tab: L.ShapeTable) -> tuple[np.ndarray, np.ndarray]:
+    """A one-shape table as two arrays, ``ints`` (int32) and ``floats`` (float64), laid out
+    as `kernels.public.unpack_single` reads them::
+
+        ints   = [kind, vstart[0], vstart[1], adjstart (nv + 1), adj]
+        floats = [params (8), aabb (6), brad (1), verts (3 nv)]
+    """
+    if tab.kind.shape[0] != 1:
+        raise ValueError(f"pack_single takes a one-shape table, got {tab.kind.shape[0]} shapes")
+    ints = np.concatenate([tab.kind, tab.vstart, tab.adjstart, tab.adj]).astype(np.int32)
+    floats = np.concatenate([tab.params.ravel(), tab.aabb.ravel(), tab.brad, tab.verts.ravel()])
+    return np.ascontiguousarray(ints), np.ascontiguousarray(floats, dtype=np.float64)

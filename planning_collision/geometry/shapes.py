@@ -51,11 +51,13 @@ class ConvexShape(Shape):
 
     @functools.cached_property
     def flat(self) -> tuple:
-        """This shape alone as a one-shape `ShapeTable`, as a plain tuple (cached; shapes
-        are immutable). The public queries pass it straight to the compiled call."""
-        from .compile import shape_table
+        """This shape alone as a one-shape `ShapeTable` packed into two arrays
+        ``(ints, floats)`` (see `geometry.compile.pack_single`); cached, shapes are
+        immutable. The public queries pass it straight to the compiled call, where numba's
+        dispatch cost grows with the number of array arguments."""
+        from .compile import pack_single, shape_table
 
-        return tuple(shape_table([self]))
+        return pack_single(shape_table([self]))
 
 
 @dataclasses.dataclass(frozen=True)
