@@ -134,6 +134,25 @@ def test_random_pairs_agree_with_coal_fcl_and_closed_forms(pair_type):
     assert n_verdicts > 0.9 * len(pairs)
 
 
+@pytest.mark.parametrize("k", [0.05, 20.0], ids=["tiny-1mm-25mm", "huge-0.4m-10m"])
+def test_tiny_and_huge_random_pairs_meet_the_same_criteria(k):
+    """Every pair type scaled to 1-25 mm and to 0.4-10 m passes the same absolute criteria,
+    and separation distances scale exactly with the scene (1e-9 m per metre of scale)."""
+    rng = np.random.default_rng(SEED + 5)
+    failures = []
+    for pt in sampling.PAIR_TYPES:
+        for a, Ta, b, Tb in sampling.random_pairs(pt, 8, rng):
+            a2, b2 = sampling.scaled(a, k), sampling.scaled(b, k)
+            Ta2, Tb2 = sampling.scaled_pose(Ta, k), sampling.scaled_pose(Tb, k)
+            chk = oracle.check_pair(a2, Ta2, b2, Tb2)
+            d1 = pc.distance(a, Ta, b, Tb).distance
+            if d1 > 0.0 and not abs(chk.ours_d - k * d1) <= 1e-9 * max(1.0, k):
+                chk.failures.append(f"scaled by {k}: {chk.ours_d!r} != {k} * {d1!r}")
+            if chk.failures:
+                failures.append("\n".join(chk.failures) + "\n" + oracle.describe(a2, Ta2, b2, Tb2))
+    assert not failures, f"{len(failures)} failures; first:\n{failures[0]}"
+
+
 def test_random_sample_overlaps_about_a_third():
     rng = np.random.default_rng(SEED + 2)
     frac = []

@@ -149,3 +149,28 @@ def random_pairs(pair_type, n: int, rng: np.random.Generator, n_points: int | No
         Ta, Tb = place_pair(a, b, rng)
         out.append((a, Ta, b, Tb))
     return out
+
+
+def scaled(shape, k: float):
+    """The shape scaled by k about its local origin (a halfspace: its offset)."""
+    if isinstance(shape, Sphere):
+        return Sphere(shape.radius * k)
+    if isinstance(shape, Box):
+        return Box(np.asarray(shape.extents) * k)
+    if isinstance(shape, Capsule):
+        return Capsule(shape.radius * k, shape.length * k)
+    if isinstance(shape, Cylinder):
+        return Cylinder(shape.radius * k, shape.length * k)
+    if isinstance(shape, Cone):
+        return Cone(shape.radius * k, shape.length * k)
+    if isinstance(shape, Convex):
+        return Convex(np.asarray(shape.points) * k, shape.radius * k)
+    if isinstance(shape, Halfspace):
+        return Halfspace(shape.normal, shape.offset * k)
+    raise TypeError(type(shape).__name__)
+
+
+def scaled_pose(T: np.ndarray, k: float) -> np.ndarray:
+    T = T.copy()
+    T[:3, 3] *= k
+    return T
