@@ -21,11 +21,13 @@ What each peer is trusted for (measured here, coal 3.0.3, python-fcl 0.7.0.11):
   hulls are built here (``naive.hull_of``, scipy) and passed as vertices + triangles; a flat
   polygon gets a fan, a segment becomes a Capsule, a point a Sphere (with the sweep radius,
   or 1e-12 m when it has none).
-- **python-fcl**: verdicts only (``fcl_collide``) plus a loose distance. Its GJK (libccd or
-  "indep") stops at a relative tolerance: a point 0.8 m below a cone's base reports 0.806 m;
-  capsule distances are off by ~2e-7 m; penetration via ``distance`` is unreliable (-1 or
-  approximate). ``fcl.distance`` with a Halfspace segfaults: never called. It has no swept
-  sphere radius: a Convex with ``radius > 0`` or a degenerate hull is not converted (None).
+- **python-fcl**: the oracle uses its verdicts only (``fcl_collide``); ``fcl_distance`` is
+  here for experiments. Its GJK (libccd or "indep") stops at a relative tolerance: a point
+  0.8 m below a cone's base reports 0.806 m; separations on random pairs are off by up to
+  6e-4 m; penetration via ``distance`` is approximate (or -1). Its halfspace-cone
+  ``collide`` reports cones up to 6 cm above the plane as colliding (24 of 300 random pairs).
+  ``fcl.distance`` with a Halfspace segfaults: never called. It has no swept sphere radius:
+  a Convex with ``radius > 0`` or a degenerate hull is not converted (None).
 """
 
 from __future__ import annotations
