@@ -103,10 +103,12 @@ def main(argv=None) -> int:
     t_chk = _median_time(lambda: robot.count_self_collisions(Qs, pairs), max(1, a.repeats // 2))
 
     print(
-        f"robot {robot.name!r}: {robot.dof} joints, {len(robot.link_names)} links, {len(robot.pieces)} convex pieces"
+        f"robot {robot.name!r}: {robot.dof} joints, {len(robot.link_names)} links, "
+        f"{len(robot.pieces)} convex pieces"
     )
     print(
-        f"JIT warm-up (compile or cache load): fk {t_jit_fk:.2f} s, self-collision sampling {t_jit_acm:.2f} s"
+        f"JIT warm-up (compile or cache load): fk {t_jit_fk:.2f} s, self-collision sampling "
+        f"{t_jit_acm:.2f} s"
     )
     print(f"first robots.load (imports included) {t_first_load:.3f} s")
     print()
@@ -115,17 +117,20 @@ def main(argv=None) -> int:
     print(f"{'FK per configuration, robot.fk(q) from Python (dict)':58s} {t_fk_py * 1e6:11.1f} us")
     if t_ydf is not None:
         print(
-            f"{'FK per configuration, yourdfpy update_cfg+get_transform':58s} {t_ydf * 1e6:11.1f} us"
+            f"{'FK per configuration, yourdfpy update_cfg+get_transform':58s} {t_ydf * 1e6:11.1f} "
+            "us"
         )
         print(f"{'  ratio yourdfpy / numba fk':58s} {t_ydf / t_fk:11.0f} x")
     print(
         f"{'robots.load(' + repr(a.robot) + ') from the cached model':58s} {t_load * 1e3:11.1f} ms"
     )
-    print(
-        f"{f'self-collision counts, all {robot.collision_links.size} links pairwise, {len(Qs)} samples':58s} {t_acm:11.3f} s"
+    label = (
+        f"self-collision counts, all {robot.collision_links.size} links pairwise, {len(Qs)} samples"
     )
+    print(f"{label:58s} {t_acm:11.3f} s")
     print(
-        f"{f'self-collision counts, {len(pairs)} checked pairs, {len(Qs)} samples':58s} {t_chk:11.3f} s"
+        f"{f'self-collision counts, {len(pairs)} checked pairs, {len(Qs)} samples':58s} "
+        f"{t_chk:11.3f} s"
     )
     return 0
 

@@ -517,7 +517,8 @@ class Robot:
         bb = np.array(base_bounds if base_bounds is not None else [(-10.0, 10.0)] * 3, float)
         if bb.shape != (3, 2) or not np.all(np.isfinite(bb)) or np.any(bb[:, 0] > bb[:, 1]):
             raise ValueError(
-                f"base_bounds must be ((xlo, xhi), (ylo, yhi), (zlo, zhi)) finite, got {base_bounds!r}"
+                "base_bounds must be ((xlo, xhi), (ylo, yhi), (zlo, zhi)) finite, got "
+                f"{base_bounds!r}"
             )
         joints: list[_J] = []
         links_extra: list[str] = []
@@ -553,7 +554,8 @@ class Robot:
         if floating_base:
             if "world" in data.links:
                 raise URDFLinkError(
-                    f"{where}: floating_base=True adds a root link 'world', which the URDF already has"
+                    f"{where}: floating_base=True adds a root link 'world', which the URDF "
+                    "already has"
                 )
             root = "world"
             add_floating("floating_base", "world", data.root, np.eye(4))
@@ -611,13 +613,15 @@ class Robot:
             for n in active:
                 if n not in jmap:
                     raise URDFJointError(
-                        f"{where}: active_joints names unknown joint {n!r}; movable joints: {movable}"
+                        f"{where}: active_joints names unknown joint {n!r}; movable joints: "
+                        f"{movable}"
                     )
                 if jmap[n].type == "fixed":
                     raise URDFJointError(f"{where}: active_joints names fixed joint {n!r}")
                 if jmap[n].mimic is not None:
                     raise URDFJointError(
-                        f"{where}: active_joints names mimic joint {n!r} (it follows {jmap[n].mimic!r})"
+                        f"{where}: active_joints names mimic joint {n!r} (it follows "
+                        f"{jmap[n].mimic!r})"
                     )
                 if n in fixed_joints:
                     raise URDFJointError(f"{where}: joint {n!r} is both active and in fixed_joints")
@@ -689,7 +693,8 @@ class Robot:
         for n, lim in (joint_limits or {}).items():
             if n not in aidx:
                 raise URDFJointError(
-                    f"{where}: joint_limits names {n!r}, which is not an active joint; active: {active}"
+                    f"{where}: joint_limits names {n!r}, which is not an active joint; active: "
+                    f"{active}"
                 )
             lo, hi = (float(x) for x in lim)
             if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
@@ -776,19 +781,22 @@ class Robot:
             ) from None
         if a.shape != (self.dof,):
             raise ValueError(
-                f"{name} has shape {a.shape}; robot {self.name!r} has {self.dof} active joints {self.joint_names}"
+                f"{name} has shape {a.shape}; robot {self.name!r} has {self.dof} active joints "
+                f"{self.joint_names}"
             )
         bad = np.flatnonzero(~np.isfinite(a))
         if bad.size:
             raise ValueError(
-                f"{name}[{bad[0]}] ({self.joint_names[bad[0]]}) must be finite, got {float(a[bad[0]])!r}"
+                f"{name}[{bad[0]}] ({self.joint_names[bad[0]]}) must be finite, got "
+                f"{float(a[bad[0]])!r}"
             )
         if check_limits:
             out = np.flatnonzero((a < self.lower) | (a > self.upper))
             if out.size:
                 d = out[0]
                 raise ValueError(
-                    f"{name}[{d}] ({self.joint_names[d]}) = {float(a[d])!r} is outside the joint limits "
+                    f"{name}[{d}] ({self.joint_names[d]}) = {float(a[d])!r} is outside the joint "
+                    "limits "
                     f"[{float(self.lower[d])!r}, {float(self.upper[d])!r}]"
                 )
         return a

@@ -72,7 +72,9 @@ def build(name: str, samples: int = 10_000, seed: int = 0) -> dict:
         "samples": samples,
         "seed": seed,
         "sampled_joints": list(sampler.joint_names),
-        "sampled_ranges": [[float(a), float(b)] for a, b in zip(sampler.lower, sampler.upper, strict=True)],
+        "sampled_ranges": [
+            [float(a), float(b)] for a, b in zip(sampler.lower, sampler.upper, strict=True)
+        ],
         "held_joints": sampler.held_joints,
         "default_q": q_def.tolist(),
         "geometry": f"geometry-{robot.geometry_key}.npz",
@@ -96,8 +98,10 @@ def main(argv=None) -> int:
     for name in a.names or robots.available():
         s = build(name, a.samples, a.seed)
         print(
-            f"{name:12s} model {s['model_seconds']:.2f} s, ACM {s['samples']} samples in {s['seconds']:.2f} s: "
-            f"default {s['default']}, always {s['always']}, never {s['never']}, still checked {s['checked']}, "
+            f"{name:12s} model {s['model_seconds']:.2f} s, ACM {s['samples']} samples in "
+            f"{s['seconds']:.2f} s: "
+            f"default {s['default']}, always {s['always']}, never {s['never']}, still checked "
+            f"{s['checked']}, "
             f"allowed total {s['allowed']}"
         )
     return 0

@@ -149,6 +149,7 @@ def test_exact_meshes_in_coal_agree_that_every_state_is_free(panda, shared_data,
             worst_gap = max(worst_gap, exact - ours)
     with capsys.disabled():
         print(
-            f"\ncoal exact meshes: every state free; our clearance is at most {worst_gap * 1e6:.1f} um below"
+            "\ncoal exact meshes: every state free; our clearance is at most "
+            f"{worst_gap * 1e6:.1f} um below"
         )
     assert worst_gap < 1e-3

@@ -42,9 +42,7 @@ def finite_array(name: str, value, shape: tuple) -> npt.NDArray[np.float64]:
         raise ValueError(
             f"{name} must be a numeric array of shape {_fmt(shape)}, got {value!r}"
         ) from None
-    if a.ndim != len(shape) or any(
-        s != -1 and s != n for s, n in zip(shape, a.shape, strict=True)
-    ):
+    if a.ndim != len(shape) or any(s != -1 and s != n for s, n in zip(shape, a.shape, strict=True)):
         raise ValueError(f"{name} must have shape {_fmt(shape)}, got {a.shape}")
     if not np.all(np.isfinite(a)):
         bad = np.argwhere(~np.isfinite(a))[0]
