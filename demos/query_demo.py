@@ -2,8 +2,8 @@
 
 Shows the convenient path (`planning_collision.collide/distance/penetration` on shape
 objects and 4x4 poses) and then the explicit one (the compiled batch kernel on a flat
-table), with JIT warm-up timed apart. Takes ~30 s on a fresh machine (numba compiles the
-kernels once and caches them), ~1 s after that.
+table), with JIT warm-up timed apart. Takes ~45 s on a fresh machine (numba compiles the
+kernels once and caches them on disk), ~2 s after that.
 
     python demos/query_demo.py [--pairs 10000] [--seed 0]
 """
