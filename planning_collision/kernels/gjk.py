@@ -15,7 +15,7 @@ difference D = A - B and the support points on A and B that made it::
     ws[SA + 3k ...]           its support point on A's core (world)
     ws[SB + 3k ...]           its support point on B's core (world)
     ws[LAM + k]               barycentric coordinate of the closest point
-    ws[TMP ...]               scratch for the newest support points
+    ws[TMP:TMP+3]             scratch (the origin, for the signed volumes of _s3d)
     ws[HINT_A], ws[HINT_B]    hill-climbing warm starts (vertex indices, as floats)
 
 Every loop ends: at most ``MAX_ITER`` iterations, and each iteration either strictly reduces
@@ -31,7 +31,7 @@ W = 0
 SA = 12
 SB = 24
 LAM = 36
-TMP = 40  # 40:43 support on A, 43:46 support on B
+TMP = 40
 HINT_A = 46
 HINT_B = 47
 WS_SIZE = 48
@@ -49,11 +49,6 @@ ABS_TOL = 1e-11
 REL_TOL = 1e-10
 # |v| below this (m) counts as core contact (origin on or in D).
 ZERO_TOL = 1e-12
-
-
-@hot_kernel
-def _dot3(ws, i, j):
-    return ws[i] * ws[j] + ws[i + 1] * ws[j + 1] + ws[i + 2] * ws[j + 2]
 
 
 @hot_kernel
@@ -315,22 +310,6 @@ def simplex_closest(ws, n):
         return _compact(ws, 3, m, l0, l1, l2, 0.0)
     m, l0, l1, l2, l3 = _s3d(ws)
     return _compact(ws, 4, m, l0, l1, l2, l3)
-
-
-@hot_kernel
-def simplex_point(ws, n, base, out, o):
-    """Weighted sum of the simplex rows starting at ws[base] (W, SA or SB) into out[o:o+3]."""
-    x = 0.0
-    y = 0.0
-    z = 0.0
-    for k in range(n):
-        lam = ws[LAM + k]
-        x += lam * ws[base + 3 * k]
-        y += lam * ws[base + 3 * k + 1]
-        z += lam * ws[base + 3 * k + 2]
-    out[o] = x
-    out[o + 1] = y
-    out[o + 2] = z
 
 
 @inline_kernel

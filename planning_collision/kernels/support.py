@@ -100,18 +100,6 @@ def core_support_local_xyz(kind, params, verts, vstart, adjstart, adj, i, dx, dy
 
 
 @inline_kernel
-def core_support_local(kind, params, verts, vstart, adjstart, adj, i, dx, dy, dz, hint, out, o):
-    """`core_support_local_xyz` writing the point into out[o:o+3]; returns the new hint."""
-    h, x, y, z = core_support_local_xyz(
-        kind, params, verts, vstart, adjstart, adj, i, dx, dy, dz, hint
-    )
-    out[o] = x
-    out[o + 1] = y
-    out[o + 2] = z
-    return h
-
-
-@inline_kernel
 def core_support_xyz(kind, params, verts, vstart, adjstart, adj, i, T, d0, d1, d2, hint):
     """Support of shape i's core posed by T (4x4) along world direction (d0, d1, d2).
 
@@ -134,33 +122,13 @@ def core_support_xyz(kind, params, verts, vstart, adjstart, adj, i, T, d0, d1, d
 
 
 @inline_kernel
-def core_support_arrays(kind, params, verts, vstart, adjstart, adj, i, T, d0, d1, d2, hint, out, o):
-    """`core_support_xyz` writing the world point into out[o:o+3]; returns the new hint."""
+def core_support_world(tab, i, T, d0, d1, d2, hint, out, o):
+    """`core_support_xyz` on a ShapeTable, writing the world point into out[o:o+3]
+    (convenient outside GJK's loop). Returns the new hint."""
     h, x, y, z = core_support_xyz(
-        kind, params, verts, vstart, adjstart, adj, i, T, d0, d1, d2, hint
+        tab.kind, tab.params, tab.verts, tab.vstart, tab.adjstart, tab.adj, i, T, d0, d1, d2, hint
     )
     out[o] = x
     out[o + 1] = y
     out[o + 2] = z
     return h
-
-
-@inline_kernel
-def core_support_world(tab, i, T, d0, d1, d2, hint, out, o):
-    """`core_support_arrays` on a ShapeTable (convenient outside hot loops)."""
-    return core_support_arrays(
-        tab.kind,
-        tab.params,
-        tab.verts,
-        tab.vstart,
-        tab.adjstart,
-        tab.adj,
-        i,
-        T,
-        d0,
-        d1,
-        d2,
-        hint,
-        out,
-        o,
-    )
