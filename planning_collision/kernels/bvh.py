@@ -92,6 +92,22 @@ def _find(parent, i):
 
 
 @kernel
+def _component_labels(parent, labels_out):
+    """Number the union-find roots 0..k-1 in order of first appearance; labels_out[i] is
+    i's component. Returns k."""
+    n = parent.shape[0]
+    k = 0
+    comp = np.full(n, -1, np.int64)
+    for i in range(n):
+        r = _find(parent, i)
+        if comp[r] < 0:
+            comp[r] = k
+            k += 1
+        labels_out[i] = comp[r]
+    return k
+
+
+@kernel
 def overlap_components(bvh, root, lo, hi, label, stack, labels_out):
     """Connected components of the box-overlap graph among boxes of equal `label`.
 
@@ -131,15 +147,7 @@ def overlap_components(bvh, root, lo, hi, label, stack, labels_out):
                 stack[sp] = bvh.left[nd]
                 stack[sp + 1] = bvh.right[nd]
                 sp += 2
-    k = 0
-    comp = np.full(n, -1, np.int64)
-    for i in range(n):
-        r = _find(parent, i)
-        if comp[r] < 0:
-            comp[r] = k
-            k += 1
-        labels_out[i] = comp[r]
-    return k
+    return _component_labels(parent, labels_out)
 
 
 @kernel
@@ -155,15 +163,7 @@ def overlap_components_brute(lo, hi, label, labels_out):
                 b = _find(parent, p)
                 if a != b:
                     parent[b] = a
-    k = 0
-    comp = np.full(n, -1, np.int64)
-    for i in range(n):
-        r = _find(parent, i)
-        if comp[r] < 0:
-            comp[r] = k
-            k += 1
-        labels_out[i] = comp[r]
-    return k
+    return _component_labels(parent, labels_out)
 
 
 @kernel
