@@ -70,15 +70,17 @@ def _table(kind, params, vcount, verts, adjcount, adj, aabb, brad) -> L.ShapeTab
     np.cumsum(vcount, out=vstart[1:])
     adjstart = np.zeros(verts.shape[0] + 1, np.int32)
     np.cumsum(adjcount, out=adjstart[1:])
+    verts = np.ascontiguousarray(verts, np.float64).reshape(-1, 3)
     return L.ShapeTable(
         np.ascontiguousarray(kind, np.int32),
         np.ascontiguousarray(params, np.float64),
         vstart,
-        np.ascontiguousarray(verts, np.float64).reshape(-1, 3),
+        verts,
         adjstart,
         np.ascontiguousarray(adj, np.int32),
         np.ascontiguousarray(aabb, np.float64),
         np.ascontiguousarray(brad, np.float64),
+        L.soa_vertices(verts, vstart),
     )
 
 

@@ -71,17 +71,19 @@ def shape_table(shapes: Sequence[Shape]) -> L.ShapeTable:
         na += a.size
         vstart[i + 1] = nv
     adjstart = np.concatenate(adjstarts + [np.array([na], np.int32)]).astype(np.int32)
+    verts = np.ascontiguousarray(np.concatenate(verts) if verts else np.zeros((0, 3)))
     return L.ShapeTable(
         kind,
         params,
         vstart,
-        np.ascontiguousarray(np.concatenate(verts) if verts else np.zeros((0, 3))),
+        verts,
         np.ascontiguousarray(adjstart),
         np.ascontiguousarray(np.concatenate(adjs) if adjs else np.zeros(0, np.int32)).astype(
             np.int32
         ),
         aabb,
         brad,
+        L.soa_vertices(verts, vstart),
     )
 
 
@@ -90,10 +92,12 @@ def pack_single(tab: L.ShapeTable) -> tuple[np.ndarray, np.ndarray]:
     as `kernels.public.unpack_single` reads them::
 
         ints   = [kind, vstart[0], vstart[1], adjstart (nv + 1), adj]
-        floats = [params (8), aabb (6), brad (1), verts (3 nv)]
+        floats = [params (8), aabb (6), brad (1), verts (3 nv), vsoa (3 nv)]
     """
     if tab.kind.shape[0] != 1:
         raise ValueError(f"pack_single takes a one-shape table, got {tab.kind.shape[0]} shapes")
     ints = np.concatenate([tab.kind, tab.vstart, tab.adjstart, tab.adj]).astype(np.int32)
-    floats = np.concatenate([tab.params.ravel(), tab.aabb.ravel(), tab.brad, tab.verts.ravel()])
+    floats = np.concatenate(
+        [tab.params.ravel(), tab.aabb.ravel(), tab.brad, tab.verts.ravel(), tab.vsoa]
+    )
     return np.ascontiguousarray(ints), np.ascontiguousarray(floats, dtype=np.float64)

@@ -25,7 +25,7 @@ Every loop ends: at most ``MAX_ITER`` iterations, and each iteration either stri
 import math
 
 from ._jit import hot_kernel, inline_kernel
-from .support import core_support_xyz
+from .support import core_support_xyz, table_arrays
 
 W = 0
 SA = 12
@@ -313,16 +313,12 @@ def simplex_closest(ws, n):
 
 
 @inline_kernel
-def _support_pair(
-    ak, ap, av, avs, aas, aadj, ia, T_a, bk, bp, bv, bvs, bas, badj, ib, T_b, dx, dy, dz, ws
-):
-    """Support of D = A - B along (dx, dy, dz): s_A(d) and s_B(-d), as two points."""
-    ha, ax, ay, az = core_support_xyz(
-        ak, ap, av, avs, aas, aadj, ia, T_a, dx, dy, dz, int(ws[HINT_A])
-    )
-    hb, bx, by, bz = core_support_xyz(
-        bk, bp, bv, bvs, bas, badj, ib, T_b, -dx, -dy, -dz, int(ws[HINT_B])
-    )
+def _support_pair(a, ia, T_a, b, ib, T_b, dx, dy, dz, ws):
+    """Support of D = A - B along (dx, dy, dz): s_A(d) and s_B(-d), as two points.
+
+    a, b: the tables' `table_arrays`, unpacked once by the caller."""
+    ha, ax, ay, az = core_support_xyz(a, ia, T_a, dx, dy, dz, int(ws[HINT_A]))
+    hb, bx, by, bz = core_support_xyz(b, ib, T_b, -dx, -dy, -dz, int(ws[HINT_B]))
     ws[HINT_A] = ha
     ws[HINT_B] = hb
     return ax, ay, az, bx, by, bz
@@ -343,18 +339,8 @@ def gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, stop_above, stop_bel
     it). For BEYOND, dist is the lower bound that triggered the stop.
     """
     # unpack the tables once: a namedtuple field read in the loop costs a refcount pair
-    ak = tab_a.kind
-    ap = tab_a.params
-    av = tab_a.verts
-    avs = tab_a.vstart
-    aas = tab_a.adjstart
-    aadj = tab_a.adj
-    bk = tab_b.kind
-    bp = tab_b.params
-    bv = tab_b.verts
-    bvs = tab_b.vstart
-    bas = tab_b.adjstart
-    badj = tab_b.adj
+    a = table_arrays(tab_a)
+    b = table_arrays(tab_b)
     ws[HINT_A] = 0.0
     ws[HINT_B] = 0.0
     vx = v0x
@@ -363,9 +349,7 @@ def gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, stop_above, stop_bel
     if vx * vx + vy * vy + vz * vz == 0.0:
         vx = 1.0
     # first vertex: support of D along -v
-    ax, ay, az, bx, by, bz = _support_pair(
-        ak, ap, av, avs, aas, aadj, ia, T_a, bk, bp, bv, bvs, bas, badj, ib, T_b, -vx, -vy, -vz, ws
-    )
+    ax, ay, az, bx, by, bz = _support_pair(a, ia, T_a, b, ib, T_b, -vx, -vy, -vz, ws)
     ws[SA] = ax
     ws[SA + 1] = ay
     ws[SA + 2] = az
@@ -387,28 +371,7 @@ def gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, stop_above, stop_bel
             return OVERLAP, n, vn
         if vn <= stop_below:
             return WITHIN, n, vn
-        ax, ay, az, bx, by, bz = _support_pair(
-            ak,
-            ap,
-            av,
-            avs,
-            aas,
-            aadj,
-            ia,
-            T_a,
-            bk,
-            bp,
-            bv,
-            bvs,
-            bas,
-            badj,
-            ib,
-            T_b,
-            -vx,
-            -vy,
-            -vz,
-            ws,
-        )
+        ax, ay, az, bx, by, bz = _support_pair(a, ia, T_a, b, ib, T_b, -vx, -vy, -vz, ws)
         wx = ax - bx
         wy = ay - by
         wz = az - bz

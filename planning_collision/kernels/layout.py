@@ -19,6 +19,10 @@ argument). Shape `i` of a table:
 
 - ``verts[vstart[i]:vstart[i+1]]``: the points of a CONVEX (hull vertices when the hull is
   full-dimensional, else the distinct points); empty for the other kinds;
+- ``vsoa``: the same points again, structure-of-arrays per shape: for shape i with
+  ``v0 = vstart[i]`` and ``n`` points, ``vsoa[3*v0 : 3*v0+n]`` are the x, the next n the y,
+  the next n the z coordinates (see `soa_vertices`). The brute-force support search runs
+  on this copy: contiguous coordinates let LLVM vectorise it;
 - ``adj[adjstart[g]:adjstart[g+1]]``: for global vertex ``g``, the local indices of its
   neighbours on the hull (CSR), used by hill climbing; empty when the hull is degenerate;
 - ``aabb[i, :]``: local-frame AABB ``(lo_x, lo_y, lo_z, hi_x, hi_y, hi_z)`` including the
@@ -31,6 +35,8 @@ for immutable codes (they are never reassigned).
 """
 
 from collections import namedtuple
+
+import numpy as np
 
 SPHERE = 0
 CAPSULE = 1
@@ -47,8 +53,25 @@ N_PARAMS = 8
 HILL_CLIMB_MIN_VERTS = 48
 
 ShapeTable = namedtuple(
-    "ShapeTable", ["kind", "params", "vstart", "verts", "adjstart", "adj", "aabb", "brad"]
+    "ShapeTable",
+    ["kind", "params", "vstart", "verts", "adjstart", "adj", "aabb", "brad", "vsoa"],
 )
+
+
+def soa_vertices(verts, vstart):
+    """The ``vsoa`` array of a table: per shape, its x block, then y, then z (1-D,
+    ``3 * len(verts)`` floats)."""
+    verts = np.asarray(verts, np.float64).reshape(-1, 3)
+    vstart = np.asarray(vstart, np.int64)
+    counts = np.diff(vstart)
+    owner_start = np.repeat(vstart[:-1], counts)  # vstart of each vertex's shape
+    n = np.repeat(counts, counts)
+    local = np.arange(verts.shape[0]) - owner_start
+    out = np.empty(3 * verts.shape[0])
+    for c in range(3):
+        out[3 * owner_start + c * n + local] = verts[:, c]
+    return out
+
 
 # Layout of the `out` array of pair distance kernels.
 OUT_DIST = 0

@@ -62,6 +62,7 @@ def unpack_single(ints, floats):
         ints[4 + nv :],
         floats[8:14].reshape((1, 6)),
         floats[14:15],
+        floats[15 + 3 * nv : 15 + 6 * nv],
     )
 
 
