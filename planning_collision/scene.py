@@ -29,12 +29,12 @@ per cloud point, one box per voxel.
 4. ``min_size=v`` (detail filter): a primitive whose AABB volume is below ``v**3`` is replaced
    by that AABB as a box (conservative: collisions are only ever added).
 
-On ``build()`` (implied by the first query) the objects' trees are joined under a binary BVH
-over their top nodes, and all arrays are concatenated into one `FlatScene` that numba
-kernels take as one argument. ``add``/``remove`` never regroup other objects: the touched
-object is compiled alone, and only the top tree (over group boxes, a few ms) and the
-concatenation are redone at the next query. Halfspaces are unbounded and kept in a separate
-list every query tests.
+On ``build()`` (implied by the first query) the objects' trees are joined under a wide BVH
+(SAH, up to WIDTH children a node) over their top nodes, and all arrays are concatenated
+into one `FlatScene` that numba kernels take as one argument. ``add``/``remove`` never
+regroup other objects: the touched object is compiled alone, and only the top tree (over
+group boxes, a few ms) and the concatenation are redone at the next query. Halfspaces are
+unbounded and kept in a separate list every query tests.
 
 A scene holds one scratch workspace: use one Scene per thread.
 """
@@ -66,6 +66,7 @@ from .kernels.bvh import (
     overlap_components,
     overlap_components_brute,
     shape_world_aabb,
+    wide_tree,
 )
 from .kernels.layout import OUT_SIZE
 from .kernels.pair import new_workspace
@@ -166,28 +167,23 @@ def _as_poses(poses, where: str) -> np.ndarray:
     raise AssertionError("unreachable: a pose failed the batch check but not as_pose")
 
 
-# A KCD node with more children than this gets a binary BVH over them instead (a traversal
+# A KCD node with more children than this gets a wide BVH over them instead (a traversal
 # pushes all children of a node at once: the fan-out bounds the stack it needs).
 FANOUT = 8
+# Children per node of the BVHs over KCD nodes (over a large component's members, and over
+# all objects' top nodes): a node's children are tested in one loop over boxes stored side
+# by side, which costs less than popping each one; 4 tested fewest boxes per query on the
+# factory of demos/bench_scene.py (2 and 8 more).
+WIDTH = 4
 
 
-def _kt_tree(items: np.ndarray, lo: np.ndarray, hi: np.ndarray, base: int, leaf_size=FANOUT):
-    """KCD nodes for a binary BVH over the nodes `items` (boxes lo, hi): internal nodes get
-    their two children, leaves up to FANOUT items. Node ids start at `base` (the root).
-    Returns (lo, hi, ccount, child) in node order."""
-    top = build_bvh(lo, hi, leaf_size=leaf_size)
-    leaf = top.count > 0
-    cc = np.where(leaf, top.count, 2).astype(np.int64)
-    ch = np.empty(int(cc.sum()), np.int64)
-    st = np.r_[0, np.cumsum(cc)][:-1]
-    inner = np.flatnonzero(~leaf)
-    ch[st[inner]] = base + top.left[inner]
-    ch[st[inner] + 1] = base + top.right[inner]
-    lf = np.flatnonzero(leaf)
-    rep = np.repeat(lf, cc[lf])
-    rank = np.arange(rep.size) - np.repeat(np.r_[0, np.cumsum(cc[lf])][:-1], cc[lf])
-    ch[st[rep] + rank] = items[top.order[top.first[rep] + rank]]
-    return top.lo, top.hi, cc, ch
+def _kt_tree(items: np.ndarray, lo: np.ndarray, hi: np.ndarray, base: int):
+    """KCD nodes for a wide SAH BVH (kernels.bvh.wide_tree) over the nodes `items` (two or
+    more; boxes lo, hi): each node has up to WIDTH children. Node ids start at `base` (the
+    root). Returns (lo, hi, ccount, child) in node order."""
+    nlo, nhi, cc, ch, is_node = wide_tree(lo, hi, WIDTH)
+    ch = np.where(is_node, base + ch, items[np.where(is_node, 0, ch)])
+    return nlo, nhi, cc, ch
 
 
 def _compile(parts, min_size: float | None) -> _Block:
@@ -361,7 +357,7 @@ def _flatten(blocks: Sequence[_Block]) -> FlatScene:
         # the top of the hierarchy: a binary BVH over every object's top nodes, as kt nodes
         allo = np.concatenate(kt_lo)
         alhi = np.concatenate(kt_hi)
-        tlo, thi, cc, ch = _kt_tree(tops, allo[tops], alhi[tops], K, leaf_size=4)
+        tlo, thi, cc, ch = _kt_tree(tops, allo[tops], alhi[tops], K)
         m = tlo.shape[0]
         # a node whose children are all one object's keeps that object (pruning by it)
         allobj = np.concatenate(kobj)
@@ -382,6 +378,9 @@ def _flatten(blocks: Sequence[_Block]) -> FlatScene:
     if ccount:
         np.cumsum(np.concatenate(ccount), out=cstart[1:])
     unb = [b.unbounded.astype(np.int64) + o for b, o in zip(blocks, poff, strict=False)]
+    kt_lo = np.ascontiguousarray(np.concatenate(kt_lo) if kt_lo else e3)
+    kt_hi = np.ascontiguousarray(np.concatenate(kt_hi) if kt_hi else e3)
+    kt_child = (np.concatenate(child) if child else np.zeros(0)).astype(np.int32)
     return FlatScene(
         prims.tab,
         np.ascontiguousarray(prims.poses),
@@ -390,10 +389,13 @@ def _flatten(blocks: Sequence[_Block]) -> FlatScene:
         np.repeat(slots, npr).astype(np.int32),
         bvh,
         bvh_obj,
-        np.ascontiguousarray(np.concatenate(kt_lo) if kt_lo else e3),
-        np.ascontiguousarray(np.concatenate(kt_hi) if kt_hi else e3),
+        kt_lo,
+        kt_hi,
         cstart.astype(np.int32),
-        (np.concatenate(child) if child else np.zeros(0)).astype(np.int32),
+        kt_child,
+        # each node's children's boxes side by side (a traversal tests them in one loop)
+        kt_lo[kt_child],
+        kt_hi[kt_child],
         (np.concatenate(group) if group else np.zeros(0)).astype(np.int32),
         (np.concatenate(kobj) if kobj else np.zeros(0)).astype(np.int32),
         root,
@@ -584,6 +586,8 @@ class Scene:
                     f.kt_hi,
                     f.kt_cstart,
                     f.kt_child,
+                    f.kt_clo,
+                    f.kt_chi,
                     f.kt_group,
                     f.kt_obj,
                     f.unbounded,

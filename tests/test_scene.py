@@ -15,7 +15,12 @@ from scipy.sparse.csgraph import connected_components
 import planning_collision as pc
 from planning_collision.bvh import build_bvh, build_bvh_forest, detail_filter, primitives
 from planning_collision.geometry.clouds import PointCloud, VoxelGrid
-from planning_collision.kernels.bvh import STACK_SIZE, overlap_components
+from planning_collision.kernels.bvh import (
+    SAH_MAX_DEPTH,
+    STACK_SIZE,
+    overlap_components,
+    wide_tree,
+)
 from planning_collision.scene import Scene
 from tests.reference.sampling import random_pose
 
@@ -72,6 +77,46 @@ def test_bvh_forest_has_one_tree_per_segment(rng):
     assert roots.size == 7
     for s, r in enumerate(roots):
         check_tree(bvh, r, lo, hi, np.flatnonzero(seg == s).tolist())
+
+
+def check_wide_tree(lo, hi, width):
+    """Every box reached exactly once, boxes nest, fan-out in [2, width]; returns the depth."""
+    nlo, nhi, cc, child, is_node = wide_tree(lo, hi, width)
+    cstart = np.r_[0, np.cumsum(cc)]
+    assert np.all((cc >= 2) & (cc <= width))
+    seen, depth, stack = [], 0, [(0, 0)]
+    while stack:
+        k, d = stack.pop()
+        depth = max(depth, d)
+        for e in range(cstart[k], cstart[k + 1]):
+            c = child[e]
+            clo, chi = (nlo[c], nhi[c]) if is_node[e] else (lo[c], hi[c])
+            assert np.all(nlo[k] <= clo) and np.all(nhi[k] >= chi)
+            if is_node[e]:
+                stack.append((c, d + 1))
+            else:
+                seen.append(c)
+    assert sorted(seen) == list(range(lo.shape[0]))
+    return depth
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 17, 1000])
+@pytest.mark.parametrize("width", [2, 4, 8])
+def test_wide_tree_holds_every_box_once_with_bounded_fan_out(n, width, rng):
+    lo, hi = random_boxes(rng, n)
+    check_wide_tree(lo, hi, width)
+
+
+def test_wide_tree_depth_is_bounded_for_degenerate_and_skewed_boxes():
+    """The SAH would peel one box at a time off these (equal boxes: every split costs the
+    same; nested boxes: the big one alone is the cheapest split); nodes below SAH_MAX_DEPTH
+    split at the median, so the depth stays logarithmic beyond it."""
+    n = 1000
+    bound = SAH_MAX_DEPTH + int(np.ceil(np.log2(n)))
+    same = np.zeros((n, 3))
+    assert check_wide_tree(same, same.copy(), 2) <= np.ceil(np.log2(n))  # even splits
+    s = 1.5 ** np.arange(n) / 1.5**n  # nested cubes, sizes 1e-176 .. 1
+    assert check_wide_tree(-s[:, None] * np.ones(3), s[:, None] * np.ones(3), 2) <= bound
 
 
 def test_overlap_components_equal_connected_components_of_the_overlap_graph(rng):
@@ -246,6 +291,9 @@ def test_flat_scene_reaches_every_bounded_primitive_once(rng):
     s.add(pc.Mesh.from_trimesh(trimesh.creation.icosphere(2, 0.5)), random_pose(rng))
     s.add(PointCloud(rng.normal(size=(300, 3)), 0.05), random_pose(rng))
     f = s.flat
+    # each node's children's boxes, side by side, are the children's own boxes
+    assert np.array_equal(f.kt_clo, f.kt_lo[f.kt_child])
+    assert np.array_equal(f.kt_chi, f.kt_hi[f.kt_child])
     reached = []
     stack = [(0, int(f.kt_root[0]))]
     while stack:

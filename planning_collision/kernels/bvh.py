@@ -180,3 +180,181 @@ def shape_world_aabb(tab, i, T, lo, hi):
         hi[k] = buf[k] + r
         core_support_world(tab, i, T, -d[0], -d[1], -d[2], 0, buf, 0)
         lo[k] = buf[k] - r
+
+
+@kernel
+def _half_area(lo, hi):
+    """Half the surface area of box (lo, hi) (3,): the SAH's measure of how likely a query
+    reaches a box."""
+    dx = hi[0] - lo[0]
+    dy = hi[1] - lo[1]
+    dz = hi[2] - lo[2]
+    return dx * dy + dy * dz + dz * dx
+
+
+# SAH nodes deeper than this are split at the median instead (bounded depth whatever the
+# boxes: the traversal stack stays within STACK_SIZE; see wide_tree).
+SAH_MAX_DEPTH = 16
+
+
+@kernel
+def _sah_binary(lo, hi):
+    """Binary BVH over boxes ``lo, hi (n, 3)``, n >= 1, one box per leaf, split by the
+    surface area heuristic (full sweep over the centres along each axis; MacDonald & Booth
+    1990, Wald 2007); nodes at depth >= SAH_MAX_DEPTH split at the median (depth <=
+    SAH_MAX_DEPTH + ceil(log2 n)). Returns (left, right, item, nlo, nhi) per node, root 0,
+    nodes numbered level by level; a leaf has left = right = -1 and holds box item."""
+    n = lo.shape[0]
+    m = 2 * n - 1
+    left = np.full(m, -1, np.int64)
+    right = np.full(m, -1, np.int64)
+    item = np.full(m, -1, np.int64)
+    nlo = np.empty((m, 3))
+    nhi = np.empty((m, 3))
+    first = np.zeros(m, np.int64)
+    count = np.zeros(m, np.int64)
+    depth = np.zeros(m, np.int64)
+    order = np.arange(n)
+    cen = 0.5 * (lo + hi)
+    key = np.empty(n)
+    suf = np.empty(n)
+    count[0] = n
+    nn = 1
+    k = 0
+    while k < nn:
+        f = first[k]
+        c = count[k]
+        for a in range(3):
+            nlo[k, a] = np.inf
+            nhi[k, a] = -np.inf
+        for j in range(f, f + c):
+            p = order[j]
+            for a in range(3):
+                nlo[k, a] = min(nlo[k, a], lo[p, a])
+                nhi[k, a] = max(nhi[k, a], hi[p, a])
+        if c == 1:
+            item[k] = order[f]
+            k += 1
+            continue
+        best = np.inf
+        best_axis = -1
+        best_split = c // 2  # median: the fallback, and the choice for deep nodes
+        for a in range(3):
+            if depth[k] >= SAH_MAX_DEPTH:
+                break
+            for j in range(c):
+                key[j] = cen[order[f + j], a]
+            srt = np.argsort(key[:c], kind="mergesort")
+            # suffix areas: boxes srt[j:] for j >= 1
+            slo = np.full(3, np.inf)
+            shi = np.full(3, -np.inf)
+            for j in range(c - 1, 0, -1):
+                p = order[f + srt[j]]
+                for b in range(3):
+                    slo[b] = min(slo[b], lo[p, b])
+                    shi[b] = max(shi[b], hi[p, b])
+                suf[j] = _half_area(slo, shi)
+            plo = np.full(3, np.inf)
+            phi = np.full(3, -np.inf)
+            for j in range(c - 1):
+                p = order[f + srt[j]]
+                for b in range(3):
+                    plo[b] = min(plo[b], lo[p, b])
+                    phi[b] = max(phi[b], hi[p, b])
+                cost = _half_area(plo, phi) * (j + 1) + suf[j + 1] * (c - j - 1)
+                # equal costs (e.g. boxes of zero area): the more even split
+                if cost < best or (cost == best and abs(2 * (j + 1) - c) < abs(2 * best_split - c)):
+                    best = cost
+                    best_axis = a
+                    best_split = j + 1
+        if best_axis < 0:  # deep node: median of the centres along the widest spread
+            spread = -1.0
+            for a in range(3):
+                cmin = np.inf
+                cmax = -np.inf
+                for j in range(f, f + c):
+                    cmin = min(cmin, cen[order[j], a])
+                    cmax = max(cmax, cen[order[j], a])
+                if cmax - cmin > spread:
+                    spread = cmax - cmin
+                    best_axis = a
+            best_split = c // 2
+        for j in range(c):
+            key[j] = cen[order[f + j], best_axis]
+        srt = np.argsort(key[:c], kind="mergesort")
+        seg = order[f : f + c].copy()
+        for j in range(c):
+            order[f + j] = seg[srt[j]]
+        left[k] = nn
+        right[k] = nn + 1
+        first[nn] = f
+        count[nn] = best_split
+        first[nn + 1] = f + best_split
+        count[nn + 1] = c - best_split
+        depth[nn] = depth[k] + 1
+        depth[nn + 1] = depth[k] + 1
+        nn += 2
+        k += 1
+    return left, right, item, nlo, nhi
+
+
+@kernel
+def wide_tree(lo, hi, width):
+    """A wide BVH over boxes ``lo, hi (n, 3)``, n >= 2: the SAH binary tree of `_sah_binary`
+    collapsed so each node has up to `width` children (2 <= width): starting from a node's
+    two children, the child with the largest surface area is replaced by its own two
+    children while there is room (the usual BVH4/BVH8 collapse; Wald et al. 2008).
+
+    Returns (nlo, nhi, ccount, child, is_node) in node order, root 0, nodes numbered level
+    by level: node k's children are ``child[cstart[k]:cstart[k] + ccount[k]]`` with cstart
+    the running sum of ccount; a child is wide node ``child[e]`` when ``is_node[e]``, else
+    box ``child[e]`` of the input. Depth <= SAH_MAX_DEPTH + ceil(log2 n)."""
+    left, right, item, blo, bhi = _sah_binary(lo, hi)
+    m = left.shape[0]
+    src = np.empty(m, np.int64)  # binary node of each wide node
+    ccount = np.zeros(m, np.int64)
+    child = np.empty(m, np.int64)
+    is_node = np.zeros(m, np.bool_)
+    front = np.empty(width, np.int64)
+    src[0] = 0
+    nw = 1
+    ne = 0
+    k = 0
+    while k < nw:
+        b = src[k]
+        front[0] = left[b]
+        front[1] = right[b]
+        nf = 2
+        while nf < width:
+            big = -1
+            area = -1.0
+            for j in range(nf):
+                x = front[j]
+                if left[x] >= 0 and _half_area(blo[x], bhi[x]) > area:
+                    area = _half_area(blo[x], bhi[x])
+                    big = j
+            if big < 0:
+                break
+            x = front[big]
+            front[big] = left[x]
+            front[nf] = right[x]
+            nf += 1
+        ccount[k] = nf
+        for j in range(nf):
+            x = front[j]
+            if left[x] >= 0:
+                src[nw] = x
+                child[ne] = nw
+                is_node[ne] = True
+                nw += 1
+            else:
+                child[ne] = item[x]
+            ne += 1
+        k += 1
+    nlo = np.empty((nw, 3))
+    nhi = np.empty((nw, 3))
+    for k in range(nw):
+        for a in range(3):
+            nlo[k, a] = blo[src[k], a]
+            nhi[k, a] = bhi[src[k], a]
+    return nlo, nhi, ccount[:nw].copy(), child[:ne].copy(), is_node[:ne].copy()

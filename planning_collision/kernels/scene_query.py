@@ -7,7 +7,9 @@ The flat scene (`FlatScene`, a namedtuple of arrays numba takes as one argument)
 - ``bvh``: a FlatBVH *forest*, one binary tree per KCD group (its ``order`` indexes the
   primitives); ``bvh_obj (m,)`` int32 object slot of each node (a group never mixes objects);
 - the KCD multi-child tree over groups: ``kt_lo, kt_hi (K, 3)``, children of node k are
-  ``kt_child[kt_cstart[k]:kt_cstart[k+1]]`` (kt node ids); a node with ``kt_group[k] >= 0``
+  ``kt_child[kt_cstart[k]:kt_cstart[k+1]]`` (kt node ids), and their boxes, side by side,
+  ``kt_clo, kt_chi`` over the same range (``kt_clo[e] = kt_lo[kt_child[e]]``: a traversal
+  tests all children of a node in one loop); a node with ``kt_group[k] >= 0``
   is a *group leaf* whose primitives are the BVH tree rooted at bvh node ``kt_group[k]``;
   ``kt_obj (K,)`` the object slot of the node, or -1 when it spans several objects;
   ``kt_root (1,)`` the root node (``(0,)`` for a scene without bounded primitives);
@@ -20,10 +22,11 @@ Queries take the query as a block of primitives too (``qtab``, ``qposes (k, 4, 4
 Every node id the traversal visits is a stable index into these arrays, so a later front-list
 cache (DESIGN §7) can store the nodes where a traversal stopped and seed the stack with them
 (`_push` takes any (tree, node) pair). Stacks are ``(S, 2)`` int32, entry = (tree, node),
-tree 0 = KCD tree, 1 = group BVH (2: a group BVH node whose box was just tested);
-S = kernels.bvh.STACK_SIZE suffices for any tree built by planning_collision.bvh (median
-splits) plus the widest multi-child node; kernels return -2 on overflow rather than write
-out of bounds.
+tree 0 = KCD tree, 1 = group BVH, 2 and 3: a group BVH node or KCD node whose box was
+tested already (by the node that pushed it); S = kernels.bvh.STACK_SIZE suffices for the
+trees planning_collision.scene builds (median-split group BVHs; wide SAH trees of depth <=
+SAH_MAX_DEPTH + log2 n above the groups, at most FANOUT children a node); kernels return -2
+on overflow rather than write out of bounds.
 """
 
 import math
@@ -47,6 +50,8 @@ FlatScene = namedtuple(
         "kt_hi",
         "kt_cstart",
         "kt_child",
+        "kt_clo",
+        "kt_chi",
         "kt_group",
         "kt_obj",
         "kt_root",
@@ -59,6 +64,8 @@ KT = 0
 BV = 1
 # a group's BVH root pushed by its KCD group leaf: same box, already tested, not retested
 BV_TESTED = 2
+# a KCD node pushed by its parent, which tested its box (from kt_clo, kt_chi) already
+KT_TESTED = 3
 OVERFLOW = -2
 
 
@@ -151,31 +158,6 @@ def _rows_sqdist(lo, hi, n, qlo, qhi, i):
 
 
 @hot_kernel
-def _push_kt_sorted(kt_lo, kt_hi, kt_cstart, kt_child, stack, sp, nd, qlo, qhi, i):
-    """Push the children of KCD node nd ordered so the one nearest the query box is popped
-    first (insertion sort on the few children; keys recomputed, no scratch). Distance
-    queries need this: an early near hit tightens the bound that prunes the rest."""
-    s0 = sp
-    for e in range(kt_cstart[nd], kt_cstart[nd + 1]):
-        c = kt_child[e]
-        if sp >= stack.shape[0]:
-            return -1
-        key = _rows_sqdist(kt_lo, kt_hi, c, qlo, qhi, i)
-        j = sp
-        while j > s0:
-            p = stack[j - 1, 1]
-            if _rows_sqdist(kt_lo, kt_hi, p, qlo, qhi, i) >= key:
-                break
-            stack[j, 0] = stack[j - 1, 0]
-            stack[j, 1] = p
-            j -= 1
-        stack[j, 0] = KT
-        stack[j, 1] = c
-        sp += 1
-    return sp
-
-
-@hot_kernel
 def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, stack):
     """Objects within `margin` (signed distance <= margin) of the query block.
 
@@ -201,6 +183,8 @@ def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, st
     kt_hi = scene.kt_hi
     kt_cstart = scene.kt_cstart
     kt_child = scene.kt_child
+    kt_clo = scene.kt_clo
+    kt_chi = scene.kt_chi
     kt_group = scene.kt_group
     kt_obj = scene.kt_obj
     unbounded = scene.unbounded
@@ -230,11 +214,11 @@ def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, st
             sp -= 1
             tree = stack[sp, 0]
             nd = stack[sp, 1]
-            if tree == KT:
+            if tree == KT or tree == KT_TESTED:
                 o = kt_obj[nd]
                 if o >= 0 and hit[o]:
                     continue
-                if not _rows_overlap(kt_lo, kt_hi, nd, qlo, qhi, i, margin):
+                if tree == KT and not _rows_overlap(kt_lo, kt_hi, nd, qlo, qhi, i, margin):
                     continue
                 g = kt_group[nd]
                 if g >= 0:
@@ -242,11 +226,22 @@ def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, st
                     stack[sp, 1] = g
                     sp += 1
                     continue
-                if sp + kt_cstart[nd + 1] - kt_cstart[nd] > ssize:
+                e0 = kt_cstart[nd]
+                e1 = kt_cstart[nd + 1]
+                if sp + e1 - e0 > ssize:
                     return OVERFLOW
-                for e in range(kt_cstart[nd], kt_cstart[nd + 1]):
-                    stack[sp, 0] = KT
-                    stack[sp, 1] = kt_child[e]
+                # the children's boxes lie side by side: test them all here, push the hits
+                for e in range(e0, e1):
+                    if not _rows_overlap(kt_clo, kt_chi, e, qlo, qhi, i, margin):
+                        continue
+                    c = kt_child[e]
+                    g = kt_group[c]
+                    if g >= 0:
+                        stack[sp, 0] = BV_TESTED
+                        stack[sp, 1] = g
+                    else:
+                        stack[sp, 0] = KT_TESTED
+                        stack[sp, 1] = c
                     sp += 1
                 continue
             o = bvh_obj[nd]
@@ -267,7 +262,8 @@ def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, st
             f = first[nd]
             for j in range(f, f + cnt):
                 p = order[j]
-                if not _rows_overlap(plo, phi, p, qlo, qhi, i, margin):
+                # a one-primitive leaf's box is the primitive's box: tested already
+                if cnt > 1 and not _rows_overlap(plo, phi, p, qlo, qhi, i, margin):
                     continue
                 if pair_overlap(qtab, i, qposes[i], tab, p, poses[p], margin, ws):
                     hit[o] = 1
@@ -316,6 +312,8 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
     kt_hi = scene.kt_hi
     kt_cstart = scene.kt_cstart
     kt_child = scene.kt_child
+    kt_clo = scene.kt_clo
+    kt_chi = scene.kt_chi
     kt_group = scene.kt_group
     kt_obj = scene.kt_obj
     unbounded = scene.unbounded
@@ -353,23 +351,55 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
             tree = stack[sp, 0]
             nd = stack[sp, 1]
             bound = max_dist if per_object else min(max_dist, gbest)
-            if tree == KT:
+            if tree == KT or tree == KT_TESTED:
                 o = kt_obj[nd]
                 if o >= 0 and best[o, 0] < bound:
                     bound = best[o, 0]
-                if _rows_lower_bound(kt_lo, kt_hi, nd, qlo, qhi, i, qc0, qc1, qc2, qr) > bound:
+                if tree == KT and (
+                    _rows_lower_bound(kt_lo, kt_hi, nd, qlo, qhi, i, qc0, qc1, qc2, qr) > bound
+                ):
                     continue
                 g = kt_group[nd]
                 if g >= 0:
                     stack[sp, 0] = BV_TESTED
                     stack[sp, 1] = g
                     sp += 1
-                else:
-                    sp = _push_kt_sorted(
-                        kt_lo, kt_hi, kt_cstart, kt_child, stack, sp, nd, qlo, qhi, i
-                    )
-                    if sp < 0:
-                        return OVERFLOW
+                    continue
+                e0 = kt_cstart[nd]
+                e1 = kt_cstart[nd + 1]
+                if sp + e1 - e0 > ssize:
+                    return OVERFLOW
+                # the children's boxes lie side by side: bound them all here, push the ones
+                # that may be nearer than the bound, the nearest on top (popped first: an
+                # early near hit tightens the bound that prunes the rest). Insertion sort;
+                # the keys of the entries pushed here sit in tmp (free between pair calls;
+                # FANOUT and WIDTH in scene.py fit in it).
+                s0 = sp
+                for e in range(e0, e1):
+                    lb = _rows_lower_bound(kt_clo, kt_chi, e, qlo, qhi, i, qc0, qc1, qc2, qr)
+                    if lb > bound:
+                        continue
+                    j = sp
+                    if sp - s0 < tmp.shape[0]:
+                        while j > s0 and tmp[j - 1 - s0] < lb:
+                            stack[j, 0] = stack[j - 1, 0]
+                            stack[j, 1] = stack[j - 1, 1]
+                            tmp[j - s0] = tmp[j - 1 - s0]
+                            j -= 1
+                        tmp[j - s0] = lb
+                    c = kt_child[e]
+                    g = kt_group[c]
+                    if g >= 0:  # a group leaf: its BVH root has the same box
+                        stack[j, 0] = BV
+                        stack[j, 1] = g
+                    else:
+                        stack[j, 0] = KT
+                        stack[j, 1] = c
+                    sp += 1
+                # the others are tested again when popped (the bound may have shrunk by
+                # then); the top one is popped next, under the bound it was just tested with
+                if sp > s0:
+                    stack[sp - 1, 0] = KT_TESTED if stack[sp - 1, 0] == KT else BV_TESTED
                 continue
             o = bvh_obj[nd]
             if best[o, 0] < bound:
@@ -399,7 +429,9 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
                 bound = max_dist if per_object else min(max_dist, gbest)
                 if best[o, 0] < bound:
                     bound = best[o, 0]
-                if _rows_lower_bound(plo, phi, p, qlo, qhi, i, qc0, qc1, qc2, qr) > bound:
+                if cnt > 1 and (
+                    _rows_lower_bound(plo, phi, p, qlo, qhi, i, qc0, qc1, qc2, qr) > bound
+                ):
                     continue
                 # ball-ball: the primitive lies within brad[p] of its pose origin
                 dx = poses[p, 0, 3] - qc0
