@@ -52,7 +52,6 @@ from .bvh import (
     Primitives,
     _primitives,
     build_bvh,
-    build_bvh_forest,
     concat_primitives,
     convex_block,
     detail_filter,
@@ -65,6 +64,7 @@ from .kernels.bvh import (
     FlatBVH,
     overlap_components,
     overlap_components_brute,
+    sah_forest,
     shape_world_aabb,
     wide_tree,
 )
@@ -186,6 +186,25 @@ def _kt_tree(items: np.ndarray, lo: np.ndarray, hi: np.ndarray, base: int):
     return nlo, nhi, cc, ch
 
 
+def _group_forest(lo: np.ndarray, hi: np.ndarray, labels: np.ndarray):
+    """The groups' binary BVHs (one per label), built by the SAH (kernels.bvh.sah_forest):
+    a group's primitives differ in shape and size (a frame bay's columns and beams span the
+    whole bay), and a median split of their centres can leave every node as large as the
+    group. Returns (FlatBVH, roots) like planning_collision.bvh.build_bvh_forest."""
+    blo, bhi, left, right, first, count, order, roots = sah_forest(lo, hi, labels)
+    i32 = np.int32
+    bvh = FlatBVH(
+        np.ascontiguousarray(blo),
+        np.ascontiguousarray(bhi),
+        left.astype(i32),
+        right.astype(i32),
+        first.astype(i32),
+        count.astype(i32),
+        order.astype(i32),
+    )
+    return bvh, roots.astype(i32)
+
+
 def _compile(parts, min_size: float | None) -> _Block:
     # bounded convex parts in one table (one call, vectorised boxes); the rest one by one
     conv = [
@@ -227,7 +246,7 @@ def _compile(parts, min_size: float | None) -> _Block:
         )
         roots = np.zeros(1, np.int32)
     else:
-        bvh, roots = build_bvh_forest(lo, hi, labels)
+        bvh, roots = _group_forest(lo, hi, labels)
     bvh = bvh._replace(order=bidx[bvh.order].astype(np.int32))
     kt_lo = [bvh.lo[roots]]
     kt_hi = [bvh.hi[roots]]

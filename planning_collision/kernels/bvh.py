@@ -198,28 +198,37 @@ SAH_MAX_DEPTH = 16
 
 
 @kernel
-def _sah_binary(lo, hi):
-    """Binary BVH over boxes ``lo, hi (n, 3)``, n >= 1, one box per leaf, split by the
-    surface area heuristic (full sweep over the centres along each axis; MacDonald & Booth
-    1990, Wald 2007); nodes at depth >= SAH_MAX_DEPTH split at the median (depth <=
-    SAH_MAX_DEPTH + ceil(log2 n)). Returns (left, right, item, nlo, nhi) per node, root 0,
-    nodes numbered level by level; a leaf has left = right = -1 and holds box item."""
+def _sah_forest(lo, hi, order, first0, count0, leaf_size):
+    """Binary BVHs over boxes ``lo, hi (n, 3)`` by the surface area heuristic (full sweep
+    over the centres along each axis; MacDonald & Booth 1990, Wald 2007): one tree per run
+    ``order[first0[s]:first0[s] + count0[s]]`` (each run non-empty; `order` is permuted in
+    place, each leaf then holds ``order[first:first+count]``).
+
+    Cost model of the scene traversal: reaching an internal node tests its two children's
+    boxes, reaching a leaf tests its primitives' boxes; so a split costs 2 + (A_L N_L + A_R
+    N_R) / A (A: half surface area, N: boxes), a leaf N. A node becomes a leaf when it has
+    at most `leaf_size` boxes and the best split costs no less. Nodes at depth >=
+    SAH_MAX_DEPTH split at the median (depth <= SAH_MAX_DEPTH + ceil(log2 n)).
+
+    Returns (left, right, first, count, nlo, nhi) per node (roots 0..S-1, then level by
+    level; a leaf has left = right = -1).
+    """
     n = lo.shape[0]
-    m = 2 * n - 1
+    S = first0.shape[0]
+    m = 2 * n - S
     left = np.full(m, -1, np.int64)
     right = np.full(m, -1, np.int64)
-    item = np.full(m, -1, np.int64)
-    nlo = np.empty((m, 3))
-    nhi = np.empty((m, 3))
     first = np.zeros(m, np.int64)
     count = np.zeros(m, np.int64)
     depth = np.zeros(m, np.int64)
-    order = np.arange(n)
+    nlo = np.empty((m, 3))
+    nhi = np.empty((m, 3))
     cen = 0.5 * (lo + hi)
     key = np.empty(n)
     suf = np.empty(n)
-    count[0] = n
-    nn = 1
+    first[:S] = first0
+    count[:S] = count0
+    nn = S
     k = 0
     while k < nn:
         f = first[k]
@@ -233,12 +242,11 @@ def _sah_binary(lo, hi):
                 nlo[k, a] = min(nlo[k, a], lo[p, a])
                 nhi[k, a] = max(nhi[k, a], hi[p, a])
         if c == 1:
-            item[k] = order[f]
             k += 1
             continue
         best = np.inf
         best_axis = -1
-        best_split = c // 2  # median: the fallback, and the choice for deep nodes
+        best_split = c // 2
         for a in range(3):
             if depth[k] >= SAH_MAX_DEPTH:
                 break
@@ -267,6 +275,11 @@ def _sah_binary(lo, hi):
                     best = cost
                     best_axis = a
                     best_split = j + 1
+        if c <= leaf_size:
+            area = _half_area(nlo[k], nhi[k])
+            if best_axis < 0 or area <= 0.0 or 2.0 + best / area >= c:
+                k += 1
+                continue
         if best_axis < 0:  # deep node: median of the centres along the widest spread
             spread = -1.0
             for a in range(3):
@@ -295,21 +308,55 @@ def _sah_binary(lo, hi):
         depth[nn + 1] = depth[k] + 1
         nn += 2
         k += 1
-    return left, right, item, nlo, nhi
+    return left[:nn], right[:nn], first[:nn], count[:nn], nlo[:nn], nhi[:nn]
+
+
+@kernel
+def sah_forest(lo, hi, segment):
+    """SAH BVHs (`_sah_forest`, leaves of up to 4 boxes) over boxes ``lo, hi (n, 3)``, one
+    tree per value of ``segment (n,)`` (n >= 1). Returns (lo, hi, left, right, first, count,
+    order, roots) in the FlatBVH layout of build_bvh_forest (planning_collision.bvh): leaves
+    have count > 0, internal nodes count 0; roots[s] is the root of the s-th smallest
+    segment value (roots are nodes 0..S-1)."""
+    n = lo.shape[0]
+    order = np.argsort(segment, kind="mergesort")
+    S = 1
+    for j in range(1, n):
+        if segment[order[j]] != segment[order[j - 1]]:
+            S += 1
+    first0 = np.zeros(S, np.int64)
+    count0 = np.zeros(S, np.int64)
+    s = 0
+    for j in range(n):
+        if j > 0 and segment[order[j]] != segment[order[j - 1]]:
+            s += 1
+            first0[s] = j
+        count0[s] += 1
+    left, right, first, count, nlo, nhi = _sah_forest(lo, hi, order, first0, count0, 4)
+    leaf = left < 0
+    count = np.where(leaf, count, 0)
+    first = np.where(leaf, first, 0)
+    return nlo, nhi, left, right, first, count, order, np.arange(S)
 
 
 @kernel
 def wide_tree(lo, hi, width):
-    """A wide BVH over boxes ``lo, hi (n, 3)``, n >= 2: the SAH binary tree of `_sah_binary`
-    collapsed so each node has up to `width` children (2 <= width): starting from a node's
-    two children, the child with the largest surface area is replaced by its own two
-    children while there is room (the usual BVH4/BVH8 collapse; Wald et al. 2008).
+    """A wide BVH over boxes ``lo, hi (n, 3)``, n >= 2: the SAH binary tree of `_sah_forest`
+    (one box a leaf) collapsed so each node has up to `width` children (2 <= width):
+    starting from a node's two children, the child with the largest surface area is
+    replaced by its own two children while there is room (the usual BVH4/BVH8 collapse;
+    Wald et al. 2008).
 
     Returns (nlo, nhi, ccount, child, is_node) in node order, root 0, nodes numbered level
     by level: node k's children are ``child[cstart[k]:cstart[k] + ccount[k]]`` with cstart
     the running sum of ccount; a child is wide node ``child[e]`` when ``is_node[e]``, else
     box ``child[e]`` of the input. Depth <= SAH_MAX_DEPTH + ceil(log2 n)."""
-    left, right, item, blo, bhi = _sah_binary(lo, hi)
+    n = lo.shape[0]
+    order = np.arange(n)
+    left, right, first, count, blo, bhi = _sah_forest(
+        lo, hi, order, np.zeros(1, np.int64), np.full(1, n, np.int64), 1
+    )
+    item = order[first]
     m = left.shape[0]
     src = np.empty(m, np.int64)  # binary node of each wide node
     ccount = np.zeros(m, np.int64)
