@@ -423,10 +423,12 @@ def _flatten(blocks: Sequence[_Block]) -> FlatScene:
     )
 
 
-def flat_bvh_scene(scene: Scene) -> FlatScene:
+def flat_bvh_scene(scene: Scene, sah: bool = False) -> FlatScene:
     """All of `scene`'s primitives under ONE binary BVH, as one object, without KCD
     grouping: the "one flat BVH" baseline of demos/bench_scene.py. Answers boolean and
-    nearest-distance queries like the scene (object slot 0 stands for "some obstacle")."""
+    nearest-distance queries like the scene (object slot 0 stands for "some obstacle").
+    The BVH is median-split (planning_collision.bvh.build_bvh), or with ``sah=True`` built
+    by the SAH builder of the KCD groups (kernels.bvh.sah_forest)."""
     blocks = [scene._blocks[i] for i in scene._blocks]
     prims = concat_primitives(b.prims for b in blocks)
     bounded = np.all(np.isfinite(prims.lo), axis=1) & np.all(np.isfinite(prims.hi), axis=1)
@@ -448,7 +450,10 @@ def flat_bvh_scene(scene: Scene) -> FlatScene:
             0,
         )
         return _flatten([blk])
-    bvh = build_bvh(prims.lo[bidx], prims.hi[bidx])
+    if sah:
+        bvh = _group_forest(prims.lo[bidx], prims.hi[bidx], np.zeros(bidx.size, np.int64))[0]
+    else:
+        bvh = build_bvh(prims.lo[bidx], prims.hi[bidx])
     bvh = bvh._replace(order=bidx[bvh.order].astype(np.int32))
     blk = _Block(
         prims,
