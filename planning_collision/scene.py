@@ -49,6 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .bvh import (
+    LEAF_SIZE,
     Primitives,
     _primitives,
     build_bvh,
@@ -191,18 +192,25 @@ def _group_forest(lo: np.ndarray, hi: np.ndarray, labels: np.ndarray):
     a group's primitives differ in shape and size (a frame bay's columns and beams span the
     whole bay), and a median split of their centres can leave every node as large as the
     group. Returns (FlatBVH, roots) like planning_collision.bvh.build_bvh_forest."""
-    blo, bhi, left, right, first, count, order, roots = sah_forest(lo, hi, labels)
+    lo = np.ascontiguousarray(lo, np.float64)
+    hi = np.ascontiguousarray(hi, np.float64)
+    order = np.argsort(labels, kind="stable")
+    _, first0, count0 = np.unique(labels[order], return_index=True, return_counts=True)
+    left, right, first, count, blo, bhi = sah_forest(
+        lo, hi, order, first0.astype(np.int64), count0.astype(np.int64), LEAF_SIZE
+    )
+    leaf = left < 0
     i32 = np.int32
     bvh = FlatBVH(
-        np.ascontiguousarray(blo),
-        np.ascontiguousarray(bhi),
+        blo,
+        bhi,
         left.astype(i32),
         right.astype(i32),
-        first.astype(i32),
-        count.astype(i32),
+        np.where(leaf, first, 0).astype(i32),
+        np.where(leaf, count, 0).astype(i32),
         order.astype(i32),
     )
-    return bvh, roots.astype(i32)
+    return bvh, np.arange(first0.size, dtype=i32)
 
 
 def _compile(parts, min_size: float | None) -> _Block:

@@ -18,12 +18,10 @@ from planning_collision.geometry.clouds import PointCloud, VoxelGrid
 from planning_collision.kernels.bvh import (
     SAH_MAX_DEPTH,
     STACK_SIZE,
-    FlatBVH,
     overlap_components,
-    sah_forest,
     wide_tree,
 )
-from planning_collision.scene import Scene
+from planning_collision.scene import Scene, _group_forest
 from tests.reference.sampling import random_pose
 
 
@@ -85,10 +83,9 @@ def test_bvh_forest_has_one_tree_per_segment(rng):
 def test_sah_forest_has_one_tree_per_segment_with_small_leaves(n, rng):
     lo, hi = random_boxes(rng, n)
     seg = rng.integers(0, 7, n)
-    blo, bhi, left, right, first, count, order, roots = sah_forest(lo, hi, seg)
-    bvh = FlatBVH(blo, bhi, left, right, first, count, order)
+    bvh, roots = _group_forest(lo, hi, seg)
     assert roots.size == np.unique(seg).size
-    assert count.max() <= 4 and np.all(count[left >= 0] == 0)
+    assert bvh.count.max() <= 4 and np.all(bvh.count[bvh.left >= 0] == 0)
     for s, r in zip(np.unique(seg), roots, strict=True):
         check_tree(bvh, r, lo, hi, np.flatnonzero(seg == s).tolist())
 

@@ -198,7 +198,7 @@ SAH_MAX_DEPTH = 16
 
 
 @kernel
-def _sah_forest(lo, hi, order, first0, count0, leaf_size):
+def sah_forest(lo, hi, order, first0, count0, leaf_size):
     """Binary BVHs over boxes ``lo, hi (n, 3)`` by the surface area heuristic (full sweep
     over the centres along each axis; MacDonald & Booth 1990, Wald 2007): one tree per run
     ``order[first0[s]:first0[s] + count0[s]]`` (each run non-empty; `order` is permuted in
@@ -312,36 +312,8 @@ def _sah_forest(lo, hi, order, first0, count0, leaf_size):
 
 
 @kernel
-def sah_forest(lo, hi, segment):
-    """SAH BVHs (`_sah_forest`, leaves of up to 4 boxes) over boxes ``lo, hi (n, 3)``, one
-    tree per value of ``segment (n,)`` (n >= 1). Returns (lo, hi, left, right, first, count,
-    order, roots) in the FlatBVH layout of build_bvh_forest (planning_collision.bvh): leaves
-    have count > 0, internal nodes count 0; roots[s] is the root of the s-th smallest
-    segment value (roots are nodes 0..S-1)."""
-    n = lo.shape[0]
-    order = np.argsort(segment, kind="mergesort")
-    S = 1
-    for j in range(1, n):
-        if segment[order[j]] != segment[order[j - 1]]:
-            S += 1
-    first0 = np.zeros(S, np.int64)
-    count0 = np.zeros(S, np.int64)
-    s = 0
-    for j in range(n):
-        if j > 0 and segment[order[j]] != segment[order[j - 1]]:
-            s += 1
-            first0[s] = j
-        count0[s] += 1
-    left, right, first, count, nlo, nhi = _sah_forest(lo, hi, order, first0, count0, 4)
-    leaf = left < 0
-    count = np.where(leaf, count, 0)
-    first = np.where(leaf, first, 0)
-    return nlo, nhi, left, right, first, count, order, np.arange(S)
-
-
-@kernel
 def wide_tree(lo, hi, width):
-    """A wide BVH over boxes ``lo, hi (n, 3)``, n >= 2: the SAH binary tree of `_sah_forest`
+    """A wide BVH over boxes ``lo, hi (n, 3)``, n >= 2: the SAH binary tree of `sah_forest`
     (one box a leaf) collapsed so each node has up to `width` children (2 <= width):
     starting from a node's two children, the child with the largest surface area is
     replaced by its own two children while there is room (the usual BVH4/BVH8 collapse;
@@ -353,7 +325,7 @@ def wide_tree(lo, hi, width):
     box ``child[e]`` of the input. Depth <= SAH_MAX_DEPTH + ceil(log2 n)."""
     n = lo.shape[0]
     order = np.arange(n)
-    left, right, first, count, blo, bhi = _sah_forest(
+    left, right, first, count, blo, bhi = sah_forest(
         lo, hi, order, np.zeros(1, np.int64), np.full(1, n, np.int64), 1
     )
     item = order[first]
