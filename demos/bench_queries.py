@@ -133,10 +133,19 @@ def _faces(points):
 
 
 def to_coal(shape):
+    """coal geometry of our shape: the primitive, a Convex of the hull's faces (with its
+    sweep radius), or a Mesh as one BVHModelOBBRSS."""
     import coal
 
     import planning_collision as pc
 
+    if isinstance(shape, pc.Mesh):
+        m = coal.BVHModelOBBRSS()
+        m.beginModel(shape.faces.shape[0], shape.vertices.shape[0])
+        m.addVertices(np.ascontiguousarray(shape.vertices))
+        m.addTriangles(np.ascontiguousarray(shape.faces))
+        m.endModel()
+        return m
     if isinstance(shape, pc.Sphere):
         return coal.Sphere(shape.radius)
     if isinstance(shape, pc.Box):
@@ -153,7 +162,10 @@ def to_coal(shape):
         pts.append(p)
     for t in tri:
         tris.append(coal.Triangle(int(t[0]), int(t[1]), int(t[2])))
-    return coal.Convex(pts, tris)
+    g = coal.Convex(pts, tris)
+    if shape.radius > 0:
+        g.setSweptSphereRadius(float(shape.radius))
+    return g
 
 
 def to_fcl(shape):

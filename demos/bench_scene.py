@@ -54,8 +54,10 @@ from planning_collision.kernels.scene_query import scene_collide_batch, scene_mi
 from planning_collision.scene import Scene, flat_bvh_scene, query_block
 
 try:  # the module is importable for --help without the factory's package layout
+    from demos.bench_queries import to_coal
     from demos.factory_scene import HALL, factory_objects
 except ImportError:  # pragma: no cover - run as a script from demos/
+    from bench_queries import to_coal
     from factory_scene import HALL, factory_objects
 
 
@@ -105,44 +107,6 @@ def _nbytes(flat):
 # coal
 
 
-def _coal_geometry(shape):
-    import coal
-
-    if isinstance(shape, pc.Sphere):
-        return coal.Sphere(shape.radius)
-    if isinstance(shape, pc.Box):
-        return coal.Box(*map(float, shape.extents))
-    if isinstance(shape, pc.Capsule):
-        return coal.Capsule(shape.radius, shape.length)
-    if isinstance(shape, pc.Cylinder):
-        return coal.Cylinder(shape.radius, shape.length)
-    if isinstance(shape, pc.Cone):
-        return coal.Cone(shape.radius, shape.length)
-    if isinstance(shape, pc.Mesh):
-        m = coal.BVHModelOBBRSS()
-        m.beginModel(shape.faces.shape[0], shape.vertices.shape[0])
-        m.addVertices(np.ascontiguousarray(shape.vertices))
-        m.addTriangles(np.ascontiguousarray(shape.faces))
-        m.endModel()
-        return m
-    if isinstance(shape, pc.Convex):
-        from scipy.spatial import ConvexHull
-
-        h = ConvexHull(shape.points)
-        v = coal.StdVec_Vec3s()
-        for p in shape.points[h.vertices]:
-            v.append(p)
-        idx = {int(k): i for i, k in enumerate(h.vertices)}
-        tris = coal.StdVec_Triangle()
-        for s in h.simplices:
-            tris.append(coal.Triangle(idx[int(s[0])], idx[int(s[1])], idx[int(s[2])]))
-        g = coal.Convex(v, tris)
-        if shape.radius > 0:
-            g.setSweptSphereRadius(float(shape.radius))
-        return g
-    raise TypeError(type(shape).__name__)
-
-
 def _tf(T):
     import coal
 
@@ -158,7 +122,7 @@ def coal_manager(objects):
     for shape, T, _ in objects:
         parts = shape if isinstance(shape, list) else [(shape, np.eye(4))]
         for s, Tl in parts:
-            o = coal.CollisionObject(_coal_geometry(s), _tf(T @ Tl))
+            o = coal.CollisionObject(to_coal(s), _tf(T @ Tl))
             o.computeAABB()
             keep.append(o)
     for o in keep:
@@ -171,7 +135,7 @@ def coal_queries(mgr, qshape, poses):
     """(hit per pose, distance per pose), one manager call per pose and query kind."""
     import coal
 
-    obj = coal.CollisionObject(_coal_geometry(qshape), _tf(np.eye(4)))
+    obj = coal.CollisionObject(to_coal(qshape), _tf(np.eye(4)))
     ccb = coal.CollisionCallBackDefault()
     dcb = coal.DistanceCallBackDefault()
     tfs = [_tf(T) for T in poses]
