@@ -84,6 +84,22 @@ def _table(kind, params, vcount, verts, adjcount, adj, aabb, brad) -> L.ShapeTab
     )
 
 
+def _pointless_table(kind, params, aabb, brad) -> L.ShapeTable:
+    """A table of primitives without points (spheres, boxes, ...): no vertices, no hull
+    adjacency."""
+    n = kind.shape[0]
+    return _table(
+        kind,
+        params,
+        np.zeros(n, np.int64),
+        np.zeros((0, 3)),
+        np.zeros(0, np.int64),
+        np.zeros(0, np.int32),
+        aabb,
+        brad,
+    )
+
+
 def _translations(R, t, centres) -> np.ndarray:
     """Poses (n, 4, 4) with rotation R and origins R @ centres + t."""
     n = centres.shape[0]
@@ -173,16 +189,7 @@ def _primitives(shape: Shape, T: np.ndarray) -> Primitives:
         params = np.zeros((n, L.N_PARAMS))
         params[:, 0] = r
         aabb = np.tile(np.array([-r, -r, -r, r, r, r]), (n, 1))
-        tab = _table(
-            np.full(n, L.SPHERE, np.int32),
-            params,
-            np.zeros(n, np.int64),
-            np.zeros((0, 3)),
-            np.zeros(0, np.int64),
-            np.zeros(0, np.int32),
-            aabb,
-            np.full(n, r),
-        )
+        tab = _pointless_table(np.full(n, L.SPHERE, np.int32), params, aabb, np.full(n, r))
         poses = _translations(np.eye(3), np.zeros(3), c)
         poses[:, :3, :3] = R
         return Primitives(tab, poses, c - r, c + r)
@@ -195,15 +202,8 @@ def _primitives(shape: Shape, T: np.ndarray) -> Primitives:
         aabb = np.tile(np.array([-s, -s, -s, s, s, s]), (n, 1))
         poses = _translations(R, t, centres)
         lo, hi = _box_world_aabb(R, poses[:, :3, 3], np.full((n, 3), s))
-        tab = _table(
-            np.full(n, L.BOX, np.int32),
-            params,
-            np.zeros(n, np.int64),
-            np.zeros((0, 3)),
-            np.zeros(0, np.int64),
-            np.zeros(0, np.int32),
-            aabb,
-            np.full(n, s * np.sqrt(3.0)),
+        tab = _pointless_table(
+            np.full(n, L.BOX, np.int32), params, aabb, np.full(n, s * np.sqrt(3.0))
         )
         return Primitives(tab, poses, lo, hi)
     raise TypeError(f"{type(shape).__name__} is not a shape (expected a planning_collision shape)")
@@ -215,21 +215,13 @@ def concat_primitives(blocks) -> Primitives:
     if len(blocks) == 1:
         return blocks[0]
     if not blocks:
-        z3 = np.zeros((0, 3))
         return Primitives(
-            _table(
-                np.zeros(0, np.int32),
-                np.zeros((0, L.N_PARAMS)),
-                np.zeros(0, np.int64),
-                z3,
-                np.zeros(0, np.int64),
-                np.zeros(0, np.int32),
-                np.zeros((0, 6)),
-                np.zeros(0),
+            _pointless_table(
+                np.zeros(0, np.int32), np.zeros((0, L.N_PARAMS)), np.zeros((0, 6)), np.zeros(0)
             ),
             np.zeros((0, 4, 4)),
-            z3,
-            z3.copy(),
+            np.zeros((0, 3)),
+            np.zeros((0, 3)),
         )
     tabs = [b.tab for b in blocks]
     return Primitives(
