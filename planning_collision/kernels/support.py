@@ -9,7 +9,8 @@ climbing is exact, with ties included.
 
 The small brute force is branch-free and vectorised (`points_support_soa`): a compare-and-
 branch argmax mispredicts about ln(n) times per call, which cost more than the n dot
-products themselves (32 points: 30 ns scalar, 12 ns vectorised, measured).
+products themselves (`python demos/bench_queries.py`, two 32-vertex hulls, separated pairs:
+973 ns/pair with the scalar search, 844 ns/pair with this one).
 """
 
 import math
