@@ -284,6 +284,7 @@ def main(argv=None) -> int:
             oi, od = np.empty(B, np.int32), np.empty(B)
             hit = np.zeros(max(int(f.n_obj[0]), 1), np.uint8)
             best = np.zeros((max(int(f.n_obj[0]), 1), OUT_SIZE))
+            best[:, 0] = np.inf  # scene_min_distance_batch keeps it so
             col = partial(scene_collide_batch, f, qtab, poses, qlo, qhi, 0.0, hit, ws, stack, oi)
             dist = partial(
                 scene_min_distance_batch, f, qtab, poses, qlo, qhi, np.inf, best, ws, tmp, stack, od

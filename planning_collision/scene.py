@@ -31,7 +31,10 @@ per cloud point, one box per voxel.
 
 On ``build()`` (implied by the first query) the objects' trees are joined under a wide BVH
 (SAH, up to WIDTH children a node) over their top nodes, and all arrays are concatenated
-into one `FlatScene` that numba kernels take as one argument. ``add``/``remove`` never
+into one `FlatScene` that numba kernels take as one argument. A top node that is mostly
+empty space (a frame bay, pipes far apart) is first opened into its children, down into
+its groups' BVHs if need be (`_open_tops`), so the top tree can sort them among their
+neighbours. ``add``/``remove`` never
 regroup other objects: the touched object is compiled alone, and only the top tree (over
 group boxes, a few ms) and the concatenation are redone at the next query. Halfspaces are
 unbounded and kept in a separate list every query tests.
@@ -176,6 +179,58 @@ FANOUT = 8
 # by side, which costs less than popping each one; 4 tested fewest boxes per query on the
 # factory of demos/bench_scene.py (2 and 8 more).
 WIDTH = 4
+# Before the top tree is built, an object's node whose box's surface area exceeds OPEN_RATIO
+# times the sum of its children's is replaced by its children (repeatedly, down into the
+# group BVHs): see _open_tops. On the factory of demos/bench_scene.py, per capsule query,
+# no opening: 41 boxes and 1.29 pairs per collide, 99 box bounds and 11.3 pairs per
+# nearest distance; 2.0: 41, 1.28, 101, 12.1; 1.0: 39, 1.26, 90, 10.5; 0 (every group
+# opened down to its BVH leaves): 39, 1.11, 102, 11.1.
+OPEN_RATIO = 1.0
+
+
+def _surface(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    d = np.maximum(hi - lo, 0.0)
+    return 2.0 * (d[..., 0] * d[..., 1] + d[..., 1] * d[..., 2] + d[..., 2] * d[..., 0])
+
+
+def _open_tops(tops, kt_lo, kt_hi, cstart, child, group, blo, bhi, left, right, ratio):
+    """The items the top tree is built over: each object's top nodes, with sprawling nodes
+    opened. A node's box is the union of its children's; when its surface area exceeds
+    `ratio` times the sum of theirs (a frame bay's beams, pipes far apart joined by one
+    long pipe), most of the box is empty, and kept whole it overlaps every query in that
+    space. Replacing it by its children lets the top tree's SAH place them among other
+    objects' nodes near them. A KCD group leaf opens into its BVH's children, which become
+    new group leaves (a group leaf may stand for any subtree of its group's BVH).
+
+    Returns (items, new_bvh_nodes): the items as ints, ``i < K`` an existing KCD node and
+    ``K + j`` a new group leaf over BVH node ``new_bvh_nodes[j]``."""
+    K = kt_lo.shape[0]
+    sa_k = _surface(kt_lo, kt_hi)
+    sa_b = _surface(blo, bhi)
+    items = []
+    new_b = []
+    todo = [(0, int(t)) for t in tops]  # (0, KCD node) or (1, BVH node)
+    while todo:
+        kind, n = todo.pop()
+        if kind == 0:
+            g = group[n]
+            if g >= 0:
+                kind, n = 1, int(g)  # a group leaf: its box is its BVH root's
+            else:
+                kids = child[cstart[n] : cstart[n + 1]]
+                if sa_k[n] > ratio * sa_k[kids].sum():
+                    todo.extend((0, int(c)) for c in kids)
+                else:
+                    items.append(n)
+                continue
+        l, r = left[n], right[n]
+        if l >= 0 and sa_b[n] > ratio * (sa_b[l] + sa_b[r]):
+            todo.append((1, int(l)))
+            todo.append((1, int(r)))
+        else:
+            new_b.append(n)
+            items.append(K + len(new_b) - 1)
+    return np.array(items, np.int64), np.array(new_b, np.int64)
 
 
 def _kt_tree(items: np.ndarray, lo: np.ndarray, hi: np.ndarray, base: int):
@@ -315,8 +370,9 @@ def _compile(parts, min_size: float | None) -> _Block:
     )
 
 
-def _flatten(blocks: Sequence[_Block]) -> FlatScene:
-    """Concatenate compiled objects (slot = position) and join them under a top BVH."""
+def _flatten(blocks: Sequence[_Block], open_ratio: float | None = None) -> FlatScene:
+    """Concatenate compiled objects (slot = position) and join them under a top BVH, over
+    their top nodes opened by `_open_tops` (``open_ratio=None``: not opened)."""
     nobj = len(blocks)
     prims = concat_primitives(b.prims for b in blocks)
     npr = np.array([len(b.prims) for b in blocks], np.int64)
@@ -378,10 +434,32 @@ def _flatten(blocks: Sequence[_Block]) -> FlatScene:
         else np.zeros(0, np.int64)
     )
     root = np.zeros(0, np.int32)
+    if tops.size and open_ratio is not None:
+        cs = np.r_[0, np.cumsum(np.concatenate(ccount))]
+        tops, nb = _open_tops(
+            tops,
+            np.concatenate(kt_lo),
+            np.concatenate(kt_hi),
+            cs,
+            child[0] if child else np.zeros(0, np.int64),
+            group[0],
+            blo,
+            bhi,
+            left,
+            right,
+            open_ratio,
+        )
+        # the opened BVH nodes as new group leaves of their object
+        kt_lo.append(blo[nb])
+        kt_hi.append(bhi[nb])
+        ccount.append(np.zeros(nb.size, np.int64))
+        group.append(nb)
+        kobj.append(bvh_obj[nb].astype(np.int64))
+        K += nb.size
     if tops.size == 1:
         root = np.array([tops[0]], np.int32)
     elif tops.size > 1:
-        # the top of the hierarchy: a binary BVH over every object's top nodes, as kt nodes
+        # the top of the hierarchy: a wide BVH over the (opened) objects' top nodes
         allo = np.concatenate(kt_lo)
         alhi = np.concatenate(kt_hi)
         tlo, thi, cc, ch = _kt_tree(tops, allo[tops], alhi[tops], K)
@@ -408,6 +486,7 @@ def _flatten(blocks: Sequence[_Block]) -> FlatScene:
     kt_lo = np.ascontiguousarray(np.concatenate(kt_lo) if kt_lo else e3)
     kt_hi = np.ascontiguousarray(np.concatenate(kt_hi) if kt_hi else e3)
     kt_child = (np.concatenate(child) if child else np.zeros(0)).astype(np.int32)
+    kt_group = (np.concatenate(group) if group else np.zeros(0)).astype(np.int32)
     return FlatScene(
         prims.tab,
         np.ascontiguousarray(prims.poses),
@@ -423,7 +502,8 @@ def _flatten(blocks: Sequence[_Block]) -> FlatScene:
         # each node's children's boxes side by side (a traversal tests them in one loop)
         kt_lo[kt_child],
         kt_hi[kt_child],
-        (np.concatenate(group) if group else np.zeros(0)).astype(np.int32),
+        kt_group[kt_child],
+        kt_group,
         (np.concatenate(kobj) if kobj else np.zeros(0)).astype(np.int32),
         root,
         (np.concatenate(unb) if unb else np.zeros(0)).astype(np.int32),
@@ -580,7 +660,7 @@ class Scene:
         """Compile the scene into its flat form (done by the first query after a change)."""
         if self._flat is None:
             ids = list(self._blocks)
-            self._flat = _flatten([self._blocks[i] for i in ids])
+            self._flat = _flatten([self._blocks[i] for i in ids], OPEN_RATIO)
             self._slot_ids = np.array(ids, np.int64)
         return self._flat
 
@@ -620,6 +700,7 @@ class Scene:
                     f.kt_child,
                     f.kt_clo,
                     f.kt_chi,
+                    f.kt_cgroup,
                     f.kt_group,
                     f.kt_obj,
                     f.unbounded,
@@ -630,7 +711,8 @@ class Scene:
         return {
             "objects": len(self),
             "primitives": int(f.tab.kind.shape[0]),
-            "groups": int((f.kt_group >= 0).sum()),
+            # as grouped per object (the top tree's opened BVH nodes are leaves, not groups)
+            "groups": int(sum((b.kt_group >= 0).sum() for b in self._blocks.values())),
             "kcd_nodes": int(f.kt_lo.shape[0]),
             "bvh_nodes": int(f.bvh.lo.shape[0]),
             "unbounded": int(f.unbounded.shape[0]),

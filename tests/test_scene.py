@@ -13,6 +13,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 import planning_collision as pc
+import planning_collision.scene as scene_module
 from planning_collision.bvh import build_bvh, build_bvh_forest, detail_filter, primitives
 from planning_collision.geometry.clouds import PointCloud, VoxelGrid
 from planning_collision.kernels.bvh import (
@@ -234,9 +235,11 @@ def test_kcd_groups_merge_overlapping_parts_of_one_object_only():
     # two objects that overlap each other: never one group
     s.add(pc.Sphere(0.3), _T(0, 0, 3))
     s.add(pc.Sphere(0.3), _T(0, 0, 3.1))
+    assert s.stats()["groups"] == 1 + 2 + 1 + 1
     f = s.flat
+    # the flat form's group leaves: those groups, and the halves of the cross of boxes (its
+    # box is mostly empty: opened for the top tree)
     groups = np.flatnonzero(f.kt_group >= 0)
-    assert groups.size == 1 + 2 + 1 + 1
     assert set(f.kt_obj[groups].tolist()) == {0, 1, 2, 3}
     # every group's primitives belong to its object
     for g in groups:
@@ -252,7 +255,50 @@ def test_kcd_groups_merge_overlapping_parts_of_one_object_only():
                 stack += [f.bvh.left[nd], f.bvh.right[nd]]
 
 
-def test_kcd_merges_groups_whose_boxes_overlap_into_a_multi_child_level():
+def _reachable_kt(f):
+    """KCD nodes reachable from the root of a flat scene."""
+    out, stack = [], [int(f.kt_root[0])]
+    while stack:
+        k = stack.pop()
+        out.append(k)
+        if f.kt_group[k] < 0:
+            stack += f.kt_child[f.kt_cstart[k] : f.kt_cstart[k + 1]].tolist()
+    return out
+
+
+def test_build_opens_mostly_empty_nodes_for_the_top_tree():
+    s = Scene()
+    # an L of two arms, each four touching segments: one group, its box mostly empty:
+    # opened, so the top tree holds each arm as a group leaf over a BVH node of the group
+    l_parts = [(pc.Box((0.25, 0.05, 0.05)), _T(0.125 + 0.25 * k, 0, 0)) for k in range(4)]
+    l_parts += [(pc.Box((0.05, 0.25, 0.05)), _T(0, 0.125 + 0.25 * k, 0)) for k in range(4)]
+    # two nearly coincident boxes: one group whose box is about each box's: kept whole
+    p_parts = [(pc.Box((0.3, 0.3, 0.3)), _T(3)), (pc.Box((0.3, 0.3, 0.31)), _T(3))]
+    ell = s.add(l_parts)
+    pair = s.add(p_parts)
+    assert s.stats()["groups"] == 2
+    f = s.flat
+    slot = {int(oid): k for k, oid in enumerate(s.slot_ids)}
+    leaves = [k for k in _reachable_kt(f) if f.kt_group[k] >= 0]
+    by_obj = {o: [k for k in leaves if f.kt_obj[k] == slot[o]] for o in (ell, pair)}
+    assert len(by_obj[ell]) == 2
+    for k in by_obj[ell]:  # each a BVH node over one arm: a thin box
+        g = f.kt_group[k]
+        assert np.sort(f.bvh.hi[g] - f.bvh.lo[g])[1] < 0.06
+    (k,) = by_obj[pair]
+    g = f.kt_group[k]  # the group's root: both boxes
+    assert f.bvh.count[g] == 2 or f.bvh.left[g] >= 0
+    # the answers do not depend on the opening
+    q = pc.Sphere(0.04)
+    for T in (_T(0.5, 0.1, 0), _T(0.5, 0.5, 0), _T(3, 0, 0.2), _T(0.02, 0.9, 0)):
+        ref = min(pc.distance(q, T, sh, Ts).distance for sh, Ts in l_parts + p_parts)
+        assert abs(s.min_distance(q, T).distance - ref) < 1e-9
+
+
+def test_kcd_merges_groups_whose_boxes_overlap_into_a_multi_child_level(monkeypatch):
+    # the per-object tree as KCD grouping builds it (the build's opening of mostly empty
+    # nodes for the top tree is turned off: test_build_opens_mostly_empty_nodes_...)
+    monkeypatch.setattr(scene_module, "OPEN_RATIO", None)
     # an L of two thin boxes plus a sphere in the L's corner region: the three parts are
     # pairwise disjoint but the sphere's box overlaps the union of the others' boxes
     s = Scene()
@@ -305,6 +351,7 @@ def test_flat_scene_reaches_every_bounded_primitive_once(rng):
     # each node's children's boxes, side by side, are the children's own boxes
     assert np.array_equal(f.kt_clo, f.kt_lo[f.kt_child])
     assert np.array_equal(f.kt_chi, f.kt_hi[f.kt_child])
+    assert np.array_equal(f.kt_cgroup, f.kt_group[f.kt_child])
     reached = []
     stack = [(0, int(f.kt_root[0]))]
     while stack:
@@ -469,3 +516,50 @@ def test_scene_kernels_run_as_plain_python_with_numba_disabled():
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
     )
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_nearest_only_kernels_write_one_row_and_the_batch_leaves_best_clean(rng):
+    from planning_collision.kernels.layout import OUT_SIZE
+    from planning_collision.kernels.pair import new_workspace
+    from planning_collision.kernels.scene_query import (
+        scene_collide_batch,
+        scene_distance,
+        scene_min_distance_batch,
+    )
+    from planning_collision.scene import query_block
+
+    s = Scene()
+    for _ in range(30):
+        s.add(pc.Box(rng.uniform(0.05, 0.4, 3)), random_pose(rng, 2.0))
+    s.add(pc.Halfspace((0, 0, 1), -3.0))
+    f = s.flat
+    q = pc.Capsule(0.05, 0.3)
+    poses = np.stack([random_pose(rng, 2.0) for _ in range(40)])
+    blocks = [query_block(q, T) for T in poses]
+    qlo = np.concatenate([b.lo for b in blocks])
+    qhi = np.concatenate([b.hi for b in blocks])
+    ws = new_workspace()
+    stack = np.zeros((STACK_SIZE, 2), np.int32)
+    tmp = np.zeros(OUT_SIZE)
+    n = int(f.n_obj[0])
+    ref = np.array([s.min_distance(q, T).distance for T in poses])
+    # one query, nearest only: row arg is the answer, every other row is left as it was
+    for b, T in zip(blocks, poses, strict=True):
+        best = np.full((n, OUT_SIZE), 123.0)
+        arg = scene_distance(f, b.tab, b.poses, b.lo, b.hi, np.inf, False, best, ws, tmp, stack)
+        r = s.min_distance(q, T)
+        assert arg == list(s.slot_ids).index(r.id)
+        assert best[arg, 0] == r.distance and np.allclose(best[arg, 4:7], r.point_b)
+        assert np.all(np.delete(best, arg, axis=0) == 123.0)
+    # the batch: the same distances, and best back to inf for the next caller
+    best = np.full((n, OUT_SIZE), np.nan)
+    best[:, 0] = np.inf
+    out = np.empty(len(poses))
+    tab = blocks[0].tab
+    assert scene_min_distance_batch(f, tab, poses, qlo, qhi, np.inf, best, ws, tmp, stack, out) == 0
+    assert np.array_equal(out, ref)
+    assert np.all(best[:, 0] == np.inf)
+    hit = np.zeros(n, np.uint8)
+    oi = np.empty(len(poses), np.int32)
+    assert scene_collide_batch(f, tab, poses, qlo, qhi, 0.0, hit, ws, stack, oi) == 0
+    assert np.array_equal(oi >= 0, ref <= 0) and not hit.any()

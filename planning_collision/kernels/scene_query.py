@@ -9,8 +9,11 @@ The flat scene (`FlatScene`, a namedtuple of arrays numba takes as one argument)
 - the KCD multi-child tree over groups: ``kt_lo, kt_hi (K, 3)``, children of node k are
   ``kt_child[kt_cstart[k]:kt_cstart[k+1]]`` (kt node ids), and their boxes, side by side,
   ``kt_clo, kt_chi`` over the same range (``kt_clo[e] = kt_lo[kt_child[e]]``: a traversal
-  tests all children of a node in one loop); a node with ``kt_group[k] >= 0``
-  is a *group leaf* whose primitives are the BVH tree rooted at bvh node ``kt_group[k]``;
+  tests all children of a node in one loop; ``kt_cgroup[e] = kt_group[kt_child[e]]``
+  likewise, so it learns which are group leaves without a read per child); a node with
+  ``kt_group[k] >= 0`` is a *group leaf* whose primitives are the BVH (sub)tree rooted at
+  bvh node ``kt_group[k]`` (a group's root, or a node inside it: scene.py's build opens
+  sprawling groups);
   ``kt_obj (K,)`` the object slot of the node, or -1 when it spans several objects;
   ``kt_root (1,)`` the root node (``(0,)`` for a scene without bounded primitives);
 - ``unbounded (u,)`` int32: primitives without a finite AABB (halfspaces), tested always;
@@ -52,6 +55,7 @@ FlatScene = namedtuple(
         "kt_child",
         "kt_clo",
         "kt_chi",
+        "kt_cgroup",
         "kt_group",
         "kt_obj",
         "kt_root",
@@ -185,6 +189,7 @@ def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, st
     kt_child = scene.kt_child
     kt_clo = scene.kt_clo
     kt_chi = scene.kt_chi
+    kt_cgroup = scene.kt_cgroup
     kt_group = scene.kt_group
     kt_obj = scene.kt_obj
     unbounded = scene.unbounded
@@ -234,14 +239,13 @@ def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, st
                 for e in range(e0, e1):
                     if not _rows_overlap(kt_clo, kt_chi, e, qlo, qhi, i, margin):
                         continue
-                    c = kt_child[e]
-                    g = kt_group[c]
+                    g = kt_cgroup[e]
                     if g >= 0:
                         stack[sp, 0] = BV_TESTED
                         stack[sp, 1] = g
                     else:
                         stack[sp, 0] = KT_TESTED
-                        stack[sp, 1] = c
+                        stack[sp, 1] = kt_child[e]
                     sp += 1
                 continue
             o = bvh_obj[nd]
@@ -281,6 +285,20 @@ def _record(best, o, tmp):
 
 
 @hot_kernel
+def _take(tmp):
+    """The pair result in tmp as a value (the nearest-only query keeps its best so far in a
+    local: writing it to best[o] each time a nearer object turns up costs a cache miss per
+    object row touched)."""
+    return (tmp[0], tmp[1], tmp[2], tmp[3], tmp[4], tmp[5], tmp[6], tmp[7], tmp[8], tmp[9])
+
+
+@hot_kernel
+def _put(best, o, rec):
+    for c in range(10):
+        best[o, c] = rec[c]
+
+
+@hot_kernel
 def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws, tmp, stack):
     """Signed distances from the query block to the scene's objects.
 
@@ -290,7 +308,9 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
         the query to the object); other rows keep distance inf.
     per_object : True computes every object's distance (pruning each object by its own best
         so far and by max_dist); False only the nearest (pruning by the best over all
-        objects), other rows then hold upper bounds or inf.
+        objects): only row ``best[arg]`` is written, once, at the end; every other row is
+        left as it was (a batch resets one row per query, not n_obj), and the traversal
+        reads no per-object state.
     tmp : (10,) float64 scratch. Returns the slot of the nearest object (-1 if none is
     within max_dist), or -2 on stack overflow.
     """
@@ -314,26 +334,36 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
     kt_child = scene.kt_child
     kt_clo = scene.kt_clo
     kt_chi = scene.kt_chi
+    kt_cgroup = scene.kt_cgroup
     kt_group = scene.kt_group
     kt_obj = scene.kt_obj
     unbounded = scene.unbounded
     nq = qtab.kind.shape[0]
     gbest = math.inf
     arg = -1
+    rec = _take(tmp)  # nearest only: the best pair so far (valid once arg >= 0)
     for u in range(unbounded.shape[0]):
         p = unbounded[u]
         o = pobj[p]
         for i in range(nq):
             bound = max_dist if per_object else min(max_dist, gbest)
-            if best[o, 0] < bound:
+            if per_object and best[o, 0] < bound:
                 bound = best[o, 0]
             pair_distance(qtab, i, qposes[i], tab, p, poses[p], bound, ws, tmp)
-            if tmp[0] <= bound and tmp[0] < best[o, 0]:
-                _record(best, o, tmp)
-                if tmp[0] < gbest:
+            if tmp[0] <= bound:
+                if per_object:
+                    if tmp[0] < best[o, 0]:
+                        _record(best, o, tmp)
+                        if tmp[0] < gbest:
+                            gbest = tmp[0]
+                            arg = o
+                elif tmp[0] < gbest:
                     gbest = tmp[0]
                     arg = o
+                    rec = _take(tmp)
     if scene.kt_root.shape[0] == 0:
+        if not per_object and arg >= 0:
+            _put(best, arg, rec)
         return arg
     root = scene.kt_root[0]
     ssize = stack.shape[0]
@@ -352,9 +382,10 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
             nd = stack[sp, 1]
             bound = max_dist if per_object else min(max_dist, gbest)
             if tree == KT or tree == KT_TESTED:
-                o = kt_obj[nd]
-                if o >= 0 and best[o, 0] < bound:
-                    bound = best[o, 0]
+                if per_object:
+                    o = kt_obj[nd]
+                    if o >= 0 and best[o, 0] < bound:
+                        bound = best[o, 0]
                 if tree == KT and (
                     _rows_lower_bound(kt_lo, kt_hi, nd, qlo, qhi, i, qc0, qc1, qc2, qr) > bound
                 ):
@@ -387,14 +418,13 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
                             tmp[j - s0] = tmp[j - 1 - s0]
                             j -= 1
                         tmp[j - s0] = lb
-                    c = kt_child[e]
-                    g = kt_group[c]
+                    g = kt_cgroup[e]
                     if g >= 0:  # a group leaf: its BVH root has the same box
                         stack[j, 0] = BV
                         stack[j, 1] = g
                     else:
                         stack[j, 0] = KT
-                        stack[j, 1] = c
+                        stack[j, 1] = kt_child[e]
                     sp += 1
                 # the others are tested again when popped (the bound may have shrunk by
                 # then); the top one is popped next, under the bound it was just tested with
@@ -402,7 +432,7 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
                     stack[sp - 1, 0] = KT_TESTED if stack[sp - 1, 0] == KT else BV_TESTED
                 continue
             o = bvh_obj[nd]
-            if best[o, 0] < bound:
+            if per_object and best[o, 0] < bound:
                 bound = best[o, 0]
             if tree == BV and (
                 _rows_lower_bound(blo, bhi, nd, qlo, qhi, i, qc0, qc1, qc2, qr) > bound
@@ -427,7 +457,7 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
             for j in range(f, f + cnt):
                 p = order[j]
                 bound = max_dist if per_object else min(max_dist, gbest)
-                if best[o, 0] < bound:
+                if per_object and best[o, 0] < bound:
                     bound = best[o, 0]
                 if cnt > 1 and (
                     _rows_lower_bound(plo, phi, p, qlo, qhi, i, qc0, qc1, qc2, qr) > bound
@@ -440,11 +470,19 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
                 if math.sqrt(dx * dx + dy * dy + dz * dz) - qr - brad[p] > bound:
                     continue
                 pair_distance(qtab, i, qposes[i], tab, p, poses[p], bound, ws, tmp)
-                if tmp[0] <= bound and tmp[0] < best[o, 0]:
-                    _record(best, o, tmp)
-                    if tmp[0] < gbest:
+                if tmp[0] <= bound:
+                    if per_object:
+                        if tmp[0] < best[o, 0]:
+                            _record(best, o, tmp)
+                            if tmp[0] < gbest:
+                                gbest = tmp[0]
+                                arg = o
+                    elif tmp[0] < gbest:
                         gbest = tmp[0]
                         arg = o
+                        rec = _take(tmp)
+    if not per_object and arg >= 0:
+        _put(best, arg, rec)
     return arg
 
 
@@ -519,12 +557,11 @@ def scene_collide_batch(scene, qtab, qposes, qlo, qhi, margin, hit, ws, stack, o
 def scene_min_distance_batch(scene, qtab, qposes, qlo, qhi, max_dist, best, ws, tmp, stack, out):
     """Nearest-obstacle distance for B poses of one single-primitive query.
 
-    best (n_obj, 10) scratch; out (B,) float64 signed distance (inf when nothing is within
-    max_dist). Returns -2 on stack overflow, else 0.
+    best (n_obj, 10) scratch with ``best[:, 0] = inf`` on entry, and again on return (a
+    nearest-only query sets one row, reset here after each pose). out (B,) float64 signed
+    distance (inf when nothing is within max_dist). Returns -2 on stack overflow, else 0.
     """
     for b in range(qposes.shape[0]):
-        for o in range(best.shape[0]):
-            best[o, 0] = math.inf
         arg = scene_distance(
             scene,
             qtab,
@@ -540,5 +577,8 @@ def scene_min_distance_batch(scene, qtab, qposes, qlo, qhi, max_dist, best, ws, 
         )
         if arg == OVERFLOW:
             return OVERFLOW
-        out[b] = best[arg, 0] if arg >= 0 else math.inf
+        out[b] = math.inf
+        if arg >= 0:
+            out[b] = best[arg, 0]
+            best[arg, 0] = math.inf
     return 0
