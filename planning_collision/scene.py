@@ -34,10 +34,10 @@ On ``build()`` (implied by the first query) the objects' trees are joined under 
 into one `FlatScene` that numba kernels take as one argument. A top node that is mostly
 empty space (a frame bay, pipes far apart) is first opened into its children, down into
 its groups' BVHs if need be (`_open_tops`), so the top tree can sort them among their
-neighbours. ``add``/``remove`` never
-regroup other objects: the touched object is compiled alone, and only the top tree (over
-group boxes, a few ms) and the concatenation are redone at the next query. Halfspaces are
-unbounded and kept in a separate list every query tests.
+neighbours. ``add``/``remove`` never regroup other objects: the touched object is
+compiled alone, and only the top tree (over group boxes, a few ms) and the concatenation
+are redone at the next query. Halfspaces are unbounded and kept in a separate list every
+query tests.
 
 A scene holds one scratch workspace: use one Scene per thread.
 """
@@ -212,23 +212,22 @@ def _open_tops(tops, kt_lo, kt_hi, cstart, child, group, blo, bhi, left, right, 
     todo = [(0, int(t)) for t in tops]  # (0, KCD node) or (1, BVH node)
     while todo:
         kind, n = todo.pop()
-        if kind == 0:
-            g = group[n]
-            if g >= 0:
-                kind, n = 1, int(g)  # a group leaf: its box is its BVH root's
+        if kind == 0 and group[n] < 0:
+            kids = child[cstart[n] : cstart[n + 1]]
+            if sa_k[n] > ratio * sa_k[kids].sum():
+                todo.extend((0, int(c)) for c in kids)
             else:
-                kids = child[cstart[n] : cstart[n + 1]]
-                if sa_k[n] > ratio * sa_k[kids].sum():
-                    todo.extend((0, int(c)) for c in kids)
-                else:
-                    items.append(n)
-                continue
-        l, r = left[n], right[n]
-        if l >= 0 and sa_b[n] > ratio * (sa_b[l] + sa_b[r]):
+                items.append(n)
+            continue
+        b = int(group[n]) if kind == 0 else n  # a group leaf's box is its BVH root's
+        l, r = left[b], right[b]
+        if l >= 0 and sa_b[b] > ratio * (sa_b[l] + sa_b[r]):
             todo.append((1, int(l)))
             todo.append((1, int(r)))
+        elif kind == 0:
+            items.append(n)  # a group leaf kept whole: itself
         else:
-            new_b.append(n)
+            new_b.append(b)
             items.append(K + len(new_b) - 1)
     return np.array(items, np.int64), np.array(new_b, np.int64)
 
