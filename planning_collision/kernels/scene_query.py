@@ -299,6 +299,23 @@ def _put(best, o, rec):
 
 
 @hot_kernel
+def _keep(best, o, tmp, bound, per_object, gbest, arg, rec):
+    """Keep the pair result in tmp for object o if it is within bound and nearer than what
+    is kept: per object, in row o of best; nearest only, as the returned record. Returns
+    the new (gbest, arg, rec)."""
+    d = tmp[0]
+    if d <= bound:
+        if per_object:
+            if d < best[o, 0]:
+                _record(best, o, tmp)
+                if d < gbest:
+                    return d, o, rec
+        elif d < gbest:
+            return d, o, _take(tmp)
+    return gbest, arg, rec
+
+
+@hot_kernel
 def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws, tmp, stack):
     """Signed distances from the query block to the scene's objects.
 
@@ -350,17 +367,7 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
             if per_object and best[o, 0] < bound:
                 bound = best[o, 0]
             pair_distance(qtab, i, qposes[i], tab, p, poses[p], bound, ws, tmp)
-            if tmp[0] <= bound:
-                if per_object:
-                    if tmp[0] < best[o, 0]:
-                        _record(best, o, tmp)
-                        if tmp[0] < gbest:
-                            gbest = tmp[0]
-                            arg = o
-                elif tmp[0] < gbest:
-                    gbest = tmp[0]
-                    arg = o
-                    rec = _take(tmp)
+            gbest, arg, rec = _keep(best, o, tmp, bound, per_object, gbest, arg, rec)
     if scene.kt_root.shape[0] == 0:
         if not per_object and arg >= 0:
             _put(best, arg, rec)
@@ -470,17 +477,7 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
                 if math.sqrt(dx * dx + dy * dy + dz * dz) - qr - brad[p] > bound:
                     continue
                 pair_distance(qtab, i, qposes[i], tab, p, poses[p], bound, ws, tmp)
-                if tmp[0] <= bound:
-                    if per_object:
-                        if tmp[0] < best[o, 0]:
-                            _record(best, o, tmp)
-                            if tmp[0] < gbest:
-                                gbest = tmp[0]
-                                arg = o
-                    elif tmp[0] < gbest:
-                        gbest = tmp[0]
-                        arg = o
-                        rec = _take(tmp)
+                gbest, arg, rec = _keep(best, o, tmp, bound, per_object, gbest, arg, rec)
     if not per_object and arg >= 0:
         _put(best, arg, rec)
     return arg
