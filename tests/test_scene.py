@@ -9,6 +9,8 @@ import sys
 import numpy as np
 import pytest
 import trimesh
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
@@ -563,3 +565,19 @@ def test_nearest_only_kernels_write_one_row_and_the_batch_leaves_best_clean(rng)
     oi = np.empty(len(poses), np.int32)
     assert scene_collide_batch(f, tab, poses, qlo, qhi, 0.0, hit, ws, stack, oi) == 0
     assert np.array_equal(oi >= 0, ref <= 0) and not hit.any()
+
+
+@given(
+    s=st.floats(0.0, 4.0),
+    b=st.floats(0.0, 4.0),
+    qr=st.floats(0.0, 1.0),
+    bound=st.one_of(st.floats(-1.0, 2.0), st.just(np.inf)),
+)
+def test_squared_prune_test_equals_the_lower_bound_test(s, b, qr, bound):
+    from planning_collision.kernels.scene_query import _lower_bound, _pruned
+
+    lb = _lower_bound(s, b, qr)
+    # away from a tie the squared test decides as the bound does; at a tie (within
+    # round-off) either answer is sound, since a pair at exactly the bound cannot improve it
+    if abs(lb - bound) > 1e-12 or not np.isfinite(lb):
+        assert _pruned(s, b, qr, bound) == (lb > bound)

@@ -116,12 +116,10 @@ def _rows_overlap(lo, hi, n, qlo, qhi, i, margin):
 
 
 @hot_kernel
-def _rows_lower_bound(lo, hi, n, qlo, qhi, i, qc0, qc1, qc2, qr):
-    """Lower bound on the signed distance between anything in box n of (lo, hi) and the
-    query, which lies in box i of (qlo, qhi) and in the ball (qc, qr): the larger of the
-    box-box gap and the ball-box gap when positive; -inf when both are <= 0 (an overlap can
-    be arbitrarily deep). The ball bound is the tighter one for a long query (a capsule
-    link) whose world box is loose."""
+def _rows_gaps(lo, hi, n, qlo, qhi, i, qc0, qc1, qc2):
+    """Squared gaps between box n of (lo, hi) and the query, which lies in box i of (qlo,
+    qhi) and in a ball centred at qc: (box-box, box-centre). `_pruned` and `_lower_bound`
+    turn them into a test and a bound; squares spare two square roots per box tested."""
     s = 0.0
     b = 0.0
     for k in range(3):
@@ -138,6 +136,16 @@ def _rows_lower_bound(lo, hi, n, qlo, qhi, i, qc0, qc1, qc2, qr):
             h = h2
         if h > 0.0:
             b += h * h
+    return s, b
+
+
+@hot_kernel
+def _lower_bound(s, b, qr):
+    """Lower bound on the signed distance between anything in the box and the query from
+    the squared gaps of `_rows_gaps` and the query ball's radius qr: the larger of the
+    box-box gap and the ball-box gap when positive; -inf when both are <= 0 (an overlap can
+    be arbitrarily deep). The ball bound is the tighter one for a long query (a capsule
+    link) whose world box is loose."""
     lb = -math.inf
     if s > 0.0:
         lb = math.sqrt(s)
@@ -146,6 +154,17 @@ def _rows_lower_bound(lo, hi, n, qlo, qhi, i, qc0, qc1, qc2, qr):
         if sb > lb:
             lb = sb
     return lb
+
+
+@hot_kernel
+def _pruned(s, b, qr, bound):
+    """``_lower_bound(s, b, qr) > bound``, without square roots. (The leaves' ball-ball
+    test passes s = 0: with a negative bound it then prunes only balls apart, which is
+    weaker than the bound allows but still conservative.)"""
+    if bound < 0.0:
+        return s > 0.0 or b > qr * qr
+    t = bound + qr
+    return s > bound * bound or b > t * t
 
 
 @hot_kernel
@@ -393,10 +412,10 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
                     o = kt_obj[nd]
                     if o >= 0 and best[o, 0] < bound:
                         bound = best[o, 0]
-                if tree == KT and (
-                    _rows_lower_bound(kt_lo, kt_hi, nd, qlo, qhi, i, qc0, qc1, qc2, qr) > bound
-                ):
-                    continue
+                if tree == KT:
+                    gs, gb = _rows_gaps(kt_lo, kt_hi, nd, qlo, qhi, i, qc0, qc1, qc2)
+                    if _pruned(gs, gb, qr, bound):
+                        continue
                 g = kt_group[nd]
                 if g >= 0:
                     stack[sp, 0] = BV_TESTED
@@ -414,9 +433,10 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
                 # FANOUT and WIDTH in scene.py fit in it).
                 s0 = sp
                 for e in range(e0, e1):
-                    lb = _rows_lower_bound(kt_clo, kt_chi, e, qlo, qhi, i, qc0, qc1, qc2, qr)
-                    if lb > bound:
+                    gs, gb = _rows_gaps(kt_clo, kt_chi, e, qlo, qhi, i, qc0, qc1, qc2)
+                    if _pruned(gs, gb, qr, bound):
                         continue
+                    lb = _lower_bound(gs, gb, qr)
                     j = sp
                     if sp - s0 < tmp.shape[0]:
                         while j > s0 and tmp[j - 1 - s0] < lb:
@@ -441,10 +461,10 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
             o = bvh_obj[nd]
             if per_object and best[o, 0] < bound:
                 bound = best[o, 0]
-            if tree == BV and (
-                _rows_lower_bound(blo, bhi, nd, qlo, qhi, i, qc0, qc1, qc2, qr) > bound
-            ):
-                continue
+            if tree == BV:
+                gs, gb = _rows_gaps(blo, bhi, nd, qlo, qhi, i, qc0, qc1, qc2)
+                if _pruned(gs, gb, qr, bound):
+                    continue
             cnt = count[nd]
             if cnt == 0:
                 if sp + 2 > ssize:
@@ -466,15 +486,15 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
                 bound = max_dist if per_object else min(max_dist, gbest)
                 if per_object and best[o, 0] < bound:
                     bound = best[o, 0]
-                if cnt > 1 and (
-                    _rows_lower_bound(plo, phi, p, qlo, qhi, i, qc0, qc1, qc2, qr) > bound
-                ):
-                    continue
+                if cnt > 1:
+                    gs, gb = _rows_gaps(plo, phi, p, qlo, qhi, i, qc0, qc1, qc2)
+                    if _pruned(gs, gb, qr, bound):
+                        continue
                 # ball-ball: the primitive lies within brad[p] of its pose origin
                 dx = poses[p, 0, 3] - qc0
                 dy = poses[p, 1, 3] - qc1
                 dz = poses[p, 2, 3] - qc2
-                if math.sqrt(dx * dx + dy * dy + dz * dz) - qr - brad[p] > bound:
+                if _pruned(0.0, dx * dx + dy * dy + dz * dz, qr + brad[p], bound):
                     continue
                 pair_distance(qtab, i, qposes[i], tab, p, poses[p], bound, ws, tmp)
                 gbest, arg, rec = _keep(best, o, tmp, bound, per_object, gbest, arg, rec)
