@@ -31,7 +31,8 @@ def test_bench_scene_runs_and_all_engines_agree(capsys):
     # (c) is skipped here: its kernels would add a compile; the full run checks it too
     rc = bench_scene.main(
         ["--queries", "40", "--repeats", "1", "--scale", "0.1", "--all-pairs-queries", "0"]
+        + ["--motions", "3", "--steps", "5"]
     )
     text = capsys.readouterr().out
     assert rc == 0, text
-    assert "(a) KCD" in text and "(d) coal" in text and "agreement: (a)=(b)=(c) yes" in text
+    assert "(a) KCD" in text and "(d) coal" in text and text.count("agreement: (a)=(b) yes") == 6
