@@ -2,7 +2,7 @@
 
 Side by side, in one run, on the same primitives of `demos/factory_scene.py` (~8,900
 primitives by default), for link-sized query shapes (a Panda-like capsule, a box, a rounded
-convex) at random poses:
+convex):
 
   (a) the KCD hierarchy (Scene: per-object groups, group BVHs, top BVH),
   (b) one flat BVH over all primitives (no grouping),
@@ -13,13 +13,13 @@ convex) at random poses:
 for the boolean query ("does the link hit anything?", first hit returns) and the nearest-
 obstacle distance; at random poses, then at poses along short motions in order, as an edge
 check visits them (successive queries then find much of what they read in cache; at random
-poses most of a query's time is cache misses). (a)-(c) run as compiled batch loops over the poses; (d) is timed per call
-from Python, as a user calls it. Figures are medians over `--repeats` runs (the runs of
-(a), (b) and the other compiled variants interleaved), microseconds per query; JIT warm-up
-(first call, compile or cache load) is reported apart. Then build time and memory for (a)
-with and without the KCD detail filter (`--min-size`), (b) and (d), the query times with the
-filter (and how many more poses it calls colliding), and a check that (a), (b), (c) and (d)
-agree on every query.
+poses most of a query's time is cache misses). (a)-(c) run as compiled batch loops over
+the poses; (d) is timed per call from Python, as a user calls it. Figures are medians over
+`--repeats` runs (the runs of (a), (b) and the other compiled variants interleaved),
+microseconds per query; JIT warm-up (first call, compile or cache load) is reported apart.
+Then build time and memory for (a) with and without the KCD detail filter (`--min-size`),
+(b) and (d), the query times with the filter (and how many more poses it calls colliding),
+and a check that (a), (b), (c) and (d) agree on every query.
 
 (b) is median-split (planning_collision.bvh.build_bvh); (a)'s trees are SAH-built. For
 reference, each shape also prints (b') = (b) built by (a)'s SAH builder, which separates what
