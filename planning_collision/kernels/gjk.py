@@ -15,10 +15,8 @@ difference D = A - B and the support points on A and B that made it::
     ws[SA + 3k ...]           its support point on A's core (world)
     ws[SB + 3k ...]           its support point on B's core (world)
     ws[LAM + k]               barycentric coordinate of the closest point
-
-GJK iterates in A's local frame on local tuples (no array stores in its loop) and writes
-this simplex here once, in the world frame, when it returns: the witness points and EPA
-read it from there.
+    ws[TMP:TMP+3]             scratch (the origin, for the signed volumes of _s3d)
+    ws[HINT_A], ws[HINT_B]    hill-climbing warm starts (vertex indices, as floats)
 
 Every loop ends: at most ``MAX_ITER`` iterations, and each iteration either strictly reduces
 |v| or stops.
@@ -27,13 +25,16 @@ Every loop ends: at most ``MAX_ITER`` iterations, and each iteration either stri
 import math
 
 from ._jit import hot_kernel, inline_kernel
-from .support import core_support_local_xyz, table_arrays
+from .support import core_support_xyz, table_arrays
 
 W = 0
 SA = 12
 SB = 24
 LAM = 36
-WS_SIZE = 40
+TMP = 40
+HINT_A = 46
+HINT_B = 47
+WS_SIZE = 48
 
 MAX_ITER = 128
 
@@ -50,20 +51,22 @@ REL_TOL = 1e-10
 ZERO_TOL = 1e-12
 
 
-@inline_kernel
-def _s1d(p, q):
-    """Closest point of segment (p, q) (3-tuples) to the origin.
+@hot_kernel
+def _s1d(ws, i0, i1):
+    """Closest point of segment (W[i0], W[i1]) to the origin.
 
-    Returns (mask, l0, l1): mask bit k set when vertex k is kept; l are barycentric weights.
+    Returns (mask, l0, l1): mask bit k set when W[ik] is kept; l are barycentric weights.
     A zero-length segment keeps its first vertex.
     """
-    tx = q[0] - p[0]
-    ty = q[1] - p[1]
-    tz = q[2] - p[2]
+    a = W + 3 * i0
+    b = W + 3 * i1
+    tx = ws[b] - ws[a]
+    ty = ws[b + 1] - ws[a + 1]
+    tz = ws[b + 2] - ws[a + 2]
     tt = tx * tx + ty * ty + tz * tz
     if tt <= 0.0:
         return 1, 1.0, 0.0
-    u = -(p[0] * tx + p[1] * ty + p[2] * tz) / tt
+    u = -(ws[a] * tx + ws[a + 1] * ty + ws[a + 2] * tz) / tt
     if u <= 0.0:
         return 1, 1.0, 0.0
     if u >= 1.0:
@@ -71,47 +74,50 @@ def _s1d(p, q):
     return 3, 1.0 - u, u
 
 
-@inline_kernel
-def _sqnorm3(p, q, r, l0, l1, l2):
-    x = l0 * p[0] + l1 * q[0] + l2 * r[0]
-    y = l0 * p[1] + l1 * q[1] + l2 * r[1]
-    z = l0 * p[2] + l1 * q[2] + l2 * r[2]
+@hot_kernel
+def _sqnorm_comb(ws, i0, i1, i2, l0, l1, l2):
+    a = W + 3 * i0
+    b = W + 3 * i1
+    c = W + 3 * i2
+    x = l0 * ws[a] + l1 * ws[b] + l2 * ws[c]
+    y = l0 * ws[a + 1] + l1 * ws[b + 1] + l2 * ws[c + 1]
+    z = l0 * ws[a + 2] + l1 * ws[b + 2] + l2 * ws[c + 2]
     return x * x + y * y + z * z
 
 
-# The simplex solvers are inlined (numba IR) into gjk_core: as calls, every live value of
-# the loop (the simplex is ~40 floats in registers) was spilled around each call, since
-# SysV x86-64 has no callee-saved vector registers.
-@inline_kernel
-def _s2d(p, q, r):
-    """Closest point of triangle (p, q, r) (3-tuples) to the origin.
+@hot_kernel
+def _s2d(ws, i0, i1, i2):
+    """Closest point of triangle (W[i0], W[i1], W[i2]) to the origin.
 
-    Returns (mask, l0, l1, l2) with mask bits over the vertices 0..2.
+    Returns (mask, l0, l1, l2) with mask bits over (i0, i1, i2) positions 0..2.
     The coordinates of the origin's projection are the signed areas of the sub-triangles
-    it makes, measured along the normal n: l0 = n.(q x r) / n.n, cyclically.
+    it makes, measured along the normal n: l0 = n.(p1 x p2) / n.n, cyclically.
     """
-    abx = q[0] - p[0]
-    aby = q[1] - p[1]
-    abz = q[2] - p[2]
-    acx = r[0] - p[0]
-    acy = r[1] - p[1]
-    acz = r[2] - p[2]
+    a = W + 3 * i0
+    b = W + 3 * i1
+    c = W + 3 * i2
+    abx = ws[b] - ws[a]
+    aby = ws[b + 1] - ws[a + 1]
+    abz = ws[b + 2] - ws[a + 2]
+    acx = ws[c] - ws[a]
+    acy = ws[c + 1] - ws[a + 1]
+    acz = ws[c + 2] - ws[a + 2]
     nx = aby * acz - abz * acy
     ny = abz * acx - abx * acz
     nz = abx * acy - aby * acx
     nn = nx * nx + ny * ny + nz * nz
     scale = abx * abx + aby * aby + abz * abz + acx * acx + acy * acy + acz * acz
     if nn > 1e-24 * scale * scale:
-        # triple products n.(q x r) etc.
+        # triple products n.(p1 x p2) etc.
         l0 = (
-            nx * (q[1] * r[2] - q[2] * r[1])
-            + ny * (q[2] * r[0] - q[0] * r[2])
-            + nz * (q[0] * r[1] - q[1] * r[0])
+            nx * (ws[b + 1] * ws[c + 2] - ws[b + 2] * ws[c + 1])
+            + ny * (ws[b + 2] * ws[c] - ws[b] * ws[c + 2])
+            + nz * (ws[b] * ws[c + 1] - ws[b + 1] * ws[c])
         ) / nn
         l1 = (
-            nx * (r[1] * p[2] - r[2] * p[1])
-            + ny * (r[2] * p[0] - r[0] * p[2])
-            + nz * (r[0] * p[1] - r[1] * p[0])
+            nx * (ws[c + 1] * ws[a + 2] - ws[c + 2] * ws[a + 1])
+            + ny * (ws[c + 2] * ws[a] - ws[c] * ws[a + 2])
+            + nz * (ws[c] * ws[a + 1] - ws[c + 1] * ws[a])
         ) / nn
         l2 = 1.0 - l0 - l1
         if l0 > 0.0 and l1 > 0.0 and l2 > 0.0:
@@ -130,8 +136,8 @@ def _s2d(p, q, r):
     b1 = 0.0
     b2 = 0.0
     if test2:  # edge (0, 1), opposite vertex 2
-        m, u0, u1 = _s1d(p, q)
-        d = _sqnorm3(p, q, r, u0, u1, 0.0)
+        m, u0, u1 = _s1d(ws, i0, i1)
+        d = _sqnorm_comb(ws, i0, i1, i2, u0, u1, 0.0)
         if d < best:
             best = d
             bm = m
@@ -139,8 +145,8 @@ def _s2d(p, q, r):
             b1 = u1
             b2 = 0.0
     if test1:  # edge (0, 2), opposite vertex 1
-        m, u0, u2 = _s1d(p, r)
-        d = _sqnorm3(p, q, r, u0, 0.0, u2)
+        m, u0, u2 = _s1d(ws, i0, i2)
+        d = _sqnorm_comb(ws, i0, i1, i2, u0, 0.0, u2)
         if d < best:
             best = d
             bm = (m & 1) | ((m & 2) << 1)
@@ -148,8 +154,8 @@ def _s2d(p, q, r):
             b1 = 0.0
             b2 = u2
     if test0:  # edge (1, 2), opposite vertex 0
-        m, u1, u2 = _s1d(q, r)
-        d = _sqnorm3(p, q, r, 0.0, u1, u2)
+        m, u1, u2 = _s1d(ws, i1, i2)
+        d = _sqnorm_comb(ws, i0, i1, i2, 0.0, u1, u2)
         if d < best:
             best = d
             bm = m << 1
@@ -159,53 +165,44 @@ def _s2d(p, q, r):
     return bm, b0, b1, b2
 
 
-@inline_kernel
-def _vol(a, b, c, d):
-    """Signed volume (times 6) of the tetrahedron (a, b, c, d) (3-tuples)."""
-    bx = b[0] - a[0]
-    by = b[1] - a[1]
-    bz = b[2] - a[2]
-    cx = c[0] - a[0]
-    cy = c[1] - a[1]
-    cz = c[2] - a[2]
-    dx = d[0] - a[0]
-    dy = d[1] - a[1]
-    dz = d[2] - a[2]
+@hot_kernel
+def _vol(ws, a, b, c, d):
+    """Signed volume (times 6) of the tetrahedron of ws points at offsets a, b, c, d."""
+    bx = ws[b] - ws[a]
+    by = ws[b + 1] - ws[a + 1]
+    bz = ws[b + 2] - ws[a + 2]
+    cx = ws[c] - ws[a]
+    cy = ws[c + 1] - ws[a + 1]
+    cz = ws[c + 2] - ws[a + 2]
+    dx = ws[d] - ws[a]
+    dy = ws[d + 1] - ws[a + 1]
+    dz = ws[d + 2] - ws[a + 2]
     return bx * (cy * dz - cz * dy) + by * (cz * dx - cx * dz) + bz * (cx * dy - cy * dx)
 
 
-@inline_kernel
-def _dist2(a, b):
-    x = a[0] - b[0]
-    y = a[1] - b[1]
-    z = a[2] - b[2]
-    return x * x + y * y + z * z
-
-
-@inline_kernel
-def _sqnorm4(p0, p1, p2, p3, l0, l1, l2, l3):
-    x = l0 * p0[0] + l1 * p1[0] + l2 * p2[0] + l3 * p3[0]
-    y = l0 * p0[1] + l1 * p1[1] + l2 * p2[1] + l3 * p3[1]
-    z = l0 * p0[2] + l1 * p1[2] + l2 * p2[2] + l3 * p3[2]
-    return x * x + y * y + z * z
-
-
-@inline_kernel
-def _s3d(p0, p1, p2, p3):
-    """Closest point of the tetrahedron (p0, p1, p2, p3) (3-tuples) to the origin.
+@hot_kernel
+def _s3d(ws):
+    """Closest point of the tetrahedron W[0..3] to the origin.
 
     Returns (mask, l0, l1, l2, l3); mask 15 means the origin is inside.
     The origin's coordinates are the volumes of the tetrahedra with vertex k replaced by
-    the origin, over the whole volume.
+    the origin, over the whole volume. The origin's slot is ws[TMP:TMP+3] set to zero.
     """
-    o = (0.0, 0.0, 0.0)
-    det = _vol(p0, p1, p2, p3)
-    c0 = _vol(o, p1, p2, p3)
-    c1 = _vol(p0, o, p2, p3)
-    c2 = _vol(p0, p1, o, p3)
+    o = TMP
+    ws[o] = 0.0
+    ws[o + 1] = 0.0
+    ws[o + 2] = 0.0
+    p0 = W
+    p1 = W + 3
+    p2 = W + 6
+    p3 = W + 9
+    det = _vol(ws, p0, p1, p2, p3)
+    c0 = _vol(ws, o, p1, p2, p3)
+    c1 = _vol(ws, p0, o, p2, p3)
+    c2 = _vol(ws, p0, p1, o, p3)
     c3 = det - c0 - c1 - c2
     # scale for the degeneracy test: cube of the longest edge from p0
-    e = max(_dist2(p0, p1), _dist2(p0, p2), _dist2(p0, p3))
+    e = max(_dist2(ws, p0, p1), _dist2(ws, p0, p2), _dist2(ws, p0, p3))
     flat = abs(det) <= 1e-14 * e * math.sqrt(e)
     if not flat:
         if det > 0.0:
@@ -222,29 +219,29 @@ def _s3d(p0, p1, p2, p3):
     r3 = 0.0
     # face opposite vertex k is searched when k's coordinate disagrees in sign with det
     if flat or c0 * det <= 0.0:
-        m, u1, u2, u3 = _s2d(p1, p2, p3)
-        d = _sqnorm4(p0, p1, p2, p3, 0.0, u1, u2, u3)
+        m, u1, u2, u3 = _s2d(ws, 1, 2, 3)
+        d = _sqnorm4(ws, 0.0, u1, u2, u3)
         if d < best:
             best = d
             bm = m << 1
             r0, r1, r2, r3 = 0.0, u1, u2, u3
     if flat or c1 * det <= 0.0:
-        m, u0, u2, u3 = _s2d(p0, p2, p3)
-        d = _sqnorm4(p0, p1, p2, p3, u0, 0.0, u2, u3)
+        m, u0, u2, u3 = _s2d(ws, 0, 2, 3)
+        d = _sqnorm4(ws, u0, 0.0, u2, u3)
         if d < best:
             best = d
             bm = (m & 1) | ((m & 6) << 1)
             r0, r1, r2, r3 = u0, 0.0, u2, u3
     if flat or c2 * det <= 0.0:
-        m, u0, u1, u3 = _s2d(p0, p1, p3)
-        d = _sqnorm4(p0, p1, p2, p3, u0, u1, 0.0, u3)
+        m, u0, u1, u3 = _s2d(ws, 0, 1, 3)
+        d = _sqnorm4(ws, u0, u1, 0.0, u3)
         if d < best:
             best = d
             bm = (m & 3) | ((m & 4) << 1)
             r0, r1, r2, r3 = u0, u1, 0.0, u3
     if flat or c3 * det <= 0.0:
-        m, u0, u1, u2 = _s2d(p0, p1, p2)
-        d = _sqnorm4(p0, p1, p2, p3, u0, u1, u2, 0.0)
+        m, u0, u1, u2 = _s2d(ws, 0, 1, 2)
+        d = _sqnorm4(ws, u0, u1, u2, 0.0)
         if d < best:
             best = d
             bm = m
@@ -252,237 +249,173 @@ def _s3d(p0, p1, p2, p3):
     return bm, r0, r1, r2, r3
 
 
-@inline_kernel
-def _pack(mask, x0, x1, x2, x3, fill):
-    """The x_k whose mask bit is set, moved to the front in order; `fill` after them.
+@hot_kernel
+def _dist2(ws, a, b):
+    x = ws[a] - ws[b]
+    y = ws[a + 1] - ws[b + 1]
+    z = ws[a + 2] - ws[b + 2]
+    return x * x + y * y + z * z
 
-    Returns (count, y0, y1, y2, y3)."""
-    y0 = fill
-    y1 = fill
-    y2 = fill
-    y3 = fill
+
+@hot_kernel
+def _sqnorm4(ws, l0, l1, l2, l3):
+    x = l0 * ws[W] + l1 * ws[W + 3] + l2 * ws[W + 6] + l3 * ws[W + 9]
+    y = l0 * ws[W + 1] + l1 * ws[W + 4] + l2 * ws[W + 7] + l3 * ws[W + 10]
+    z = l0 * ws[W + 2] + l1 * ws[W + 5] + l2 * ws[W + 8] + l3 * ws[W + 11]
+    return x * x + y * y + z * z
+
+
+@hot_kernel
+def _compact(ws, n, mask, l0, l1, l2, l3):
+    """Keep the simplex vertices whose mask bit is set, in order; store their weights.
+
+    Returns the new vertex count.
+    """
     m = 0
-    if mask & 1:
-        y0 = x0
-        m = 1
-    if mask & 2:
-        if m == 0:
-            y0 = x1
-        else:
-            y1 = x1
-        m += 1
-    if mask & 4:
-        if m == 0:
-            y0 = x2
-        elif m == 1:
-            y1 = x2
-        else:
-            y2 = x2
-        m += 1
-    if mask & 8:
-        if m == 0:
-            y0 = x3
-        elif m == 1:
-            y1 = x3
-        elif m == 2:
-            y2 = x3
-        else:
-            y3 = x3
-        m += 1
-    return m, y0, y1, y2, y3
-
-
-@inline_kernel
-def _to_world(T, p):
-    return (
-        T[0, 0] * p[0] + T[0, 1] * p[1] + T[0, 2] * p[2] + T[0, 3],
-        T[1, 0] * p[0] + T[1, 1] * p[1] + T[1, 2] * p[2] + T[1, 3],
-        T[2, 0] * p[0] + T[2, 1] * p[1] + T[2, 2] * p[2] + T[2, 3],
-    )
+    for k in range(n):
+        if mask & (1 << k):
+            if k == 0:
+                lam = l0
+            elif k == 1:
+                lam = l1
+            elif k == 2:
+                lam = l2
+            else:
+                lam = l3
+            if m != k:
+                for r in range(3):
+                    ws[W + 3 * m + r] = ws[W + 3 * k + r]
+                    ws[SA + 3 * m + r] = ws[SA + 3 * k + r]
+                    ws[SB + 3 * m + r] = ws[SB + 3 * k + r]
+            ws[LAM + m] = lam
+            m += 1
+    return m
 
 
 @hot_kernel
-def _store(ws, T_a, k, a, b, lam):
-    """Write simplex vertex k (support points a, b in A's frame) to ws in the world frame."""
-    pa = _to_world(T_a, a)
-    pb = _to_world(T_a, b)
-    o = 3 * k
-    for r in range(3):
-        ws[SA + o + r] = pa[r]
-        ws[SB + o + r] = pb[r]
-        ws[W + o + r] = pa[r] - pb[r]
-    ws[LAM + k] = lam
+def simplex_closest(ws, n):
+    """Reduce the n-point simplex in ws to the sub-simplex nearest the origin.
 
-
-@hot_kernel
-def _store_simplex(ws, T_a, n, sa, sb, lam):
-    """Write the n-vertex simplex (tuples of 4 points on A, on B, and weights) to ws."""
-    _store(ws, T_a, 0, sa[0], sb[0], lam[0])
-    if n > 1:
-        _store(ws, T_a, 1, sa[1], sb[1], lam[1])
-    if n > 2:
-        _store(ws, T_a, 2, sa[2], sb[2], lam[2])
-    if n > 3:
-        _store(ws, T_a, 3, sa[3], sb[3], lam[3])
+    Returns the new count; ws[LAM:LAM+count] hold the weights. A count of 4 means the
+    origin is inside the tetrahedron.
+    """
+    if n == 1:
+        ws[LAM] = 1.0
+        return 1
+    if n == 2:
+        m, l0, l1 = _s1d(ws, 0, 1)
+        return _compact(ws, 2, m, l0, l1, 0.0, 0.0)
+    if n == 3:
+        m, l0, l1, l2 = _s2d(ws, 0, 1, 2)
+        return _compact(ws, 3, m, l0, l1, l2, 0.0)
+    m, l0, l1, l2, l3 = _s3d(ws)
+    return _compact(ws, 4, m, l0, l1, l2, l3)
 
 
 @inline_kernel
-def _near(w, p, tol):
-    x = w[0] - p[0]
-    y = w[1] - p[1]
-    z = w[2] - p[2]
-    return x * x + y * y + z * z <= tol
+def _support_pair(a, ia, T_a, b, ib, T_b, dx, dy, dz, ws):
+    """Support of D = A - B along (dx, dy, dz): s_A(d) and s_B(-d), as two points.
+
+    a, b: the tables' `table_arrays`, unpacked once by the caller."""
+    ha, ax, ay, az = core_support_xyz(a, ia, T_a, dx, dy, dz, int(ws[HINT_A]))
+    hb, bx, by, bz = core_support_xyz(b, ib, T_b, -dx, -dy, -dz, int(ws[HINT_B]))
+    ws[HINT_A] = ha
+    ws[HINT_B] = hb
+    return ax, ay, az, bx, by, bz
 
 
 @hot_kernel
 def gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, stop_above, stop_below, ws):
     """GJK between the cores of shape ia (pose T_a) and shape ib (pose T_b).
 
-    (v0x, v0y, v0z): initial search direction estimate for v = a - b in the world frame
-    (any non-zero vector; the centre difference is a good one, a cached separating
-    direction a better one).
+    (v0x, v0y, v0z): initial search direction estimate for v = a - b (any non-zero vector;
+    the centre difference is a good one, a cached separating direction a better one).
     stop_above: return BEYOND as soon as the core distance is certainly > stop_above
     (np.inf: never). stop_below: return WITHIN as soon as it is certainly <= stop_below
     (-1: never). Boolean queries pass the same threshold for both.
 
-    Returns (status, n, dist) where n is the final simplex size (written to ws in the world
-    frame, weights in ws[LAM:]) and dist is |v| (an upper bound of the core distance; for
-    SEPARATED, within tolerance of it). For BEYOND, dist is the lower bound that triggered
-    the stop.
-
-    The iteration runs in A's local frame: B's pose relative to A is formed once, so each
-    support of A needs no transform and each support of B one rotation each way. The
-    simplex lives in local tuples, not in ws: the loop then stores nothing, and LLVM keeps
-    the table loads and the relative pose out of it.
+    Returns (status, n, dist) where n is the final simplex size (weights in ws[LAM:]) and
+    dist is |v| (an upper bound of the core distance; for SEPARATED, within tolerance of
+    it). For BEYOND, dist is the lower bound that triggered the stop.
     """
     # unpack the tables once: a namedtuple field read in the loop costs a refcount pair
     a = table_arrays(tab_a)
     b = table_arrays(tab_b)
-    # B in A's frame: R = Ra^T Rb, t = Ra^T (tb - ta)
-    r00 = T_a[0, 0] * T_b[0, 0] + T_a[1, 0] * T_b[1, 0] + T_a[2, 0] * T_b[2, 0]
-    r01 = T_a[0, 0] * T_b[0, 1] + T_a[1, 0] * T_b[1, 1] + T_a[2, 0] * T_b[2, 1]
-    r02 = T_a[0, 0] * T_b[0, 2] + T_a[1, 0] * T_b[1, 2] + T_a[2, 0] * T_b[2, 2]
-    r10 = T_a[0, 1] * T_b[0, 0] + T_a[1, 1] * T_b[1, 0] + T_a[2, 1] * T_b[2, 0]
-    r11 = T_a[0, 1] * T_b[0, 1] + T_a[1, 1] * T_b[1, 1] + T_a[2, 1] * T_b[2, 1]
-    r12 = T_a[0, 1] * T_b[0, 2] + T_a[1, 1] * T_b[1, 2] + T_a[2, 1] * T_b[2, 2]
-    r20 = T_a[0, 2] * T_b[0, 0] + T_a[1, 2] * T_b[1, 0] + T_a[2, 2] * T_b[2, 0]
-    r21 = T_a[0, 2] * T_b[0, 1] + T_a[1, 2] * T_b[1, 1] + T_a[2, 2] * T_b[2, 1]
-    r22 = T_a[0, 2] * T_b[0, 2] + T_a[1, 2] * T_b[1, 2] + T_a[2, 2] * T_b[2, 2]
-    dtx = T_b[0, 3] - T_a[0, 3]
-    dty = T_b[1, 3] - T_a[1, 3]
-    dtz = T_b[2, 3] - T_a[2, 3]
-    t0 = T_a[0, 0] * dtx + T_a[1, 0] * dty + T_a[2, 0] * dtz
-    t1 = T_a[0, 1] * dtx + T_a[1, 1] * dty + T_a[2, 1] * dtz
-    t2 = T_a[0, 2] * dtx + T_a[1, 2] * dty + T_a[2, 2] * dtz
-    # initial direction in A's frame
-    vx = T_a[0, 0] * v0x + T_a[1, 0] * v0y + T_a[2, 0] * v0z
-    vy = T_a[0, 1] * v0x + T_a[1, 1] * v0y + T_a[2, 1] * v0z
-    vz = T_a[0, 2] * v0x + T_a[1, 2] * v0y + T_a[2, 2] * v0z
+    ws[HINT_A] = 0.0
+    ws[HINT_B] = 0.0
+    vx = v0x
+    vy = v0y
+    vz = v0z
     if vx * vx + vy * vy + vz * vz == 0.0:
         vx = 1.0
-    hint_a = 0
-    hint_b = 0
-    zero = (0.0, 0.0, 0.0)
-    # the simplex: vertices w_k of D = A - B and their support points on A and B
-    w0 = w1 = w2 = w3 = zero
-    a0 = a1 = a2 = a3 = zero
-    b0 = b1 = b2 = b3 = zero
-    l0 = 1.0
-    l1 = l2 = l3 = 0.0
-    n = 0
-    status = SEPARATED
-    dist = 0.0
-    vv = 0.0
-    vn = 0.0
-    above_vn = 0.0
-    gap_vn = 0.0
-    for it in range(MAX_ITER + 1):
-        # support of D along -v: s_A(-v) - s_B(v)
-        hint_a, pax, pay, paz = core_support_local_xyz(a, ia, -vx, -vy, -vz, hint_a)
-        dbx = r00 * vx + r10 * vy + r20 * vz
-        dby = r01 * vx + r11 * vy + r21 * vz
-        dbz = r02 * vx + r12 * vy + r22 * vz
-        hint_b, qx, qy, qz = core_support_local_xyz(b, ib, dbx, dby, dbz, hint_b)
-        pbx = r00 * qx + r01 * qy + r02 * qz + t0
-        pby = r10 * qx + r11 * qy + r12 * qz + t1
-        pbz = r20 * qx + r21 * qy + r22 * qz + t2
-        w = (pax - pbx, pay - pby, paz - pbz)
-        pa = (pax, pay, paz)
-        pb = (pbx, pby, pbz)
-        if it == 0:
-            # first vertex
-            w0 = w
-            a0 = pa
-            b0 = pb
-            n = 1
-            vx, vy, vz = w
-            vv = vx * vx + vy * vy + vz * vz
-        else:
-            # every point x of D has v.x >= v.w, so v.w / |v| is a lower bound. The tests
-            # are multiplied through by |v| (worked out while the support was searched): a
-            # division here would sit between the support and the simplex step.
-            vw = vx * w[0] + vy * w[1] + vz * w[2]
-            if vw > above_vn:  # lower bound > stop_above
-                status = BEYOND
-                dist = vw / vn
-                break
-            if vv - vw <= gap_vn:  # duality gap |v| - lower <= ABS_TOL + REL_TOL |v|
-                dist = vn
-                break
-            # a repeated vertex means no progress is possible: converged at round-off
-            tol = 1e-30 + 1e-24 * vv
-            if _near(w, w0, tol) or (n > 1 and _near(w, w1, tol)) or (n > 2 and _near(w, w2, tol)):
-                dist = vn
-                break
-            if n == 1:
-                w1 = w
-                a1 = pa
-                b1 = pb
-                mask, l0, l1 = _s1d(w0, w1)
-                l2 = 0.0
-                l3 = 0.0
-            elif n == 2:
-                w2 = w
-                a2 = pa
-                b2 = pb
-                mask, l0, l1, l2 = _s2d(w0, w1, w2)
-                l3 = 0.0
-            else:
-                w3 = w
-                a3 = pa
-                b3 = pb
-                mask, l0, l1, l2, l3 = _s3d(w0, w1, w2, w3)
-                if mask == 15:
-                    n = 4
-                    status = OVERLAP
-                    dist = 0.0
-                    break
-            n, w0, w1, w2, w3 = _pack(mask, w0, w1, w2, w3, zero)
-            n, a0, a1, a2, a3 = _pack(mask, a0, a1, a2, a3, zero)
-            n, b0, b1, b2, b3 = _pack(mask, b0, b1, b2, b3, zero)
-            n, l0, l1, l2, l3 = _pack(mask, l0, l1, l2, l3, 0.0)
-            nx = l0 * w0[0] + l1 * w1[0] + l2 * w2[0] + l3 * w3[0]
-            ny = l0 * w0[1] + l1 * w1[1] + l2 * w2[1] + l3 * w3[1]
-            nz = l0 * w0[2] + l1 * w1[2] + l2 * w2[2] + l3 * w3[2]
-            nvv = nx * nx + ny * ny + nz * nz
-            if nvv >= vv:
-                # round-off floor: no further progress. The reported distance is the one
-                # the current simplex (and so the witness points) realises.
-                dist = math.sqrt(nvv)
-                break
-            vx = nx
-            vy = ny
-            vz = nz
-            vv = nvv
+    # first vertex: support of D along -v
+    ax, ay, az, bx, by, bz = _support_pair(a, ia, T_a, b, ib, T_b, -vx, -vy, -vz, ws)
+    ws[SA] = ax
+    ws[SA + 1] = ay
+    ws[SA + 2] = az
+    ws[SB] = bx
+    ws[SB + 1] = by
+    ws[SB + 2] = bz
+    ws[W] = ax - bx
+    ws[W + 1] = ay - by
+    ws[W + 2] = az - bz
+    ws[LAM] = 1.0
+    n = 1
+    vx = ws[W]
+    vy = ws[W + 1]
+    vz = ws[W + 2]
+    vv = vx * vx + vy * vy + vz * vz
+    for _ in range(MAX_ITER):
         vn = math.sqrt(vv)
-        dist = vn
         if vn <= ZERO_TOL:
-            status = OVERLAP
-            break
+            return OVERLAP, n, vn
         if vn <= stop_below:
-            status = WITHIN
-            break
-        above_vn = stop_above * vn
-        gap_vn = (ABS_TOL + REL_TOL * vn) * vn
-    _store_simplex(ws, T_a, n, (a0, a1, a2, a3), (b0, b1, b2, b3), (l0, l1, l2, l3))
-    return status, n, dist
+            return WITHIN, n, vn
+        ax, ay, az, bx, by, bz = _support_pair(a, ia, T_a, b, ib, T_b, -vx, -vy, -vz, ws)
+        wx = ax - bx
+        wy = ay - by
+        wz = az - bz
+        vw = vx * wx + vy * wy + vz * wz
+        lower = vw / vn  # every point x of D has v.x >= v.w
+        if lower > stop_above:
+            return BEYOND, n, lower
+        if vn - lower <= ABS_TOL + REL_TOL * vn:
+            return SEPARATED, n, vn
+        # a repeated vertex means no progress is possible: converged at round-off
+        for k in range(n):
+            dx = wx - ws[W + 3 * k]
+            dy = wy - ws[W + 3 * k + 1]
+            dz = wz - ws[W + 3 * k + 2]
+            if dx * dx + dy * dy + dz * dz <= 1e-30 + 1e-24 * vv:
+                return SEPARATED, n, vn
+        o = 3 * n
+        ws[SA + o] = ax
+        ws[SA + o + 1] = ay
+        ws[SA + o + 2] = az
+        ws[SB + o] = bx
+        ws[SB + o + 1] = by
+        ws[SB + o + 2] = bz
+        ws[W + o] = wx
+        ws[W + o + 1] = wy
+        ws[W + o + 2] = wz
+        n = simplex_closest(ws, n + 1)
+        if n == 4:
+            return OVERLAP, n, 0.0
+        nx = 0.0
+        ny = 0.0
+        nz = 0.0
+        for k in range(n):
+            lam = ws[LAM + k]
+            nx += lam * ws[W + 3 * k]
+            ny += lam * ws[W + 3 * k + 1]
+            nz += lam * ws[W + 3 * k + 2]
+        nvv = nx * nx + ny * ny + nz * nz
+        if nvv >= vv:
+            # round-off floor: no further progress. The reported distance is the one the
+            # current simplex (and so the witness points) realises.
+            return SEPARATED, n, math.sqrt(nvv)
+        vx = nx
+        vy = ny
+        vz = nz
+        vv = nvv
+    return SEPARATED, n, math.sqrt(vv)
