@@ -101,6 +101,17 @@ def _push_children(scene, stack, sp, tree, nd):
     return _push(stack, sp, BV, scene.bvh.left[nd])
 
 
+@hot_kernel
+def _child_entry(kt_cgroup, kt_child, e, tested):
+    """The stack entry (tree, node) of KCD child slot e: a group leaf enters as its BVH
+    (sub)tree's root, which has the same box; other children as KCD nodes. `tested`: the
+    parent tested the child's box already."""
+    g = kt_cgroup[e]
+    if g >= 0:
+        return (BV_TESTED if tested else BV), g
+    return (KT_TESTED if tested else KT), kt_child[e]
+
+
 # Hot loops index 2-D arrays by row through these helpers instead of slicing rows out (a
 # slice is a new array view, and reading a namedtuple field a reference-count round trip:
 # the kernels unpack the scene once and pass arrays and row numbers).
@@ -258,13 +269,7 @@ def scene_collide(scene, qtab, qposes, qlo, qhi, margin, stop_first, hit, ws, st
                 for e in range(e0, e1):
                     if not _rows_overlap(kt_clo, kt_chi, e, qlo, qhi, i, margin):
                         continue
-                    g = kt_cgroup[e]
-                    if g >= 0:
-                        stack[sp, 0] = BV_TESTED
-                        stack[sp, 1] = g
-                    else:
-                        stack[sp, 0] = KT_TESTED
-                        stack[sp, 1] = kt_child[e]
+                    stack[sp, 0], stack[sp, 1] = _child_entry(kt_cgroup, kt_child, e, True)
                     sp += 1
                 continue
             o = bvh_obj[nd]
@@ -445,13 +450,7 @@ def scene_distance(scene, qtab, qposes, qlo, qhi, max_dist, per_object, best, ws
                             tmp[j - s0] = tmp[j - 1 - s0]
                             j -= 1
                         tmp[j - s0] = lb
-                    g = kt_cgroup[e]
-                    if g >= 0:  # a group leaf: its BVH root has the same box
-                        stack[j, 0] = BV
-                        stack[j, 1] = g
-                    else:
-                        stack[j, 0] = KT
-                        stack[j, 1] = kt_child[e]
+                    stack[j, 0], stack[j, 1] = _child_entry(kt_cgroup, kt_child, e, False)
                     sp += 1
                 # the others are tested again when popped (the bound may have shrunk by
                 # then); the top one is popped next, under the bound it was just tested with
