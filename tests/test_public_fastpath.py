@@ -1,5 +1,7 @@
 """The compiled pose check inside the public queries agrees with the Python validator."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -41,3 +43,41 @@ def test_a_pose_rotated_within_float32_precision_is_accepted():
 def test_shape_flat_form_is_cached_on_the_shape():
     s = pc.Convex(np.random.default_rng(0).normal(size=(50, 3)))
     assert s.flat is s.flat
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda T: np.asfortranarray(T),  # not C-contiguous
+        lambda T: np.ascontiguousarray(T.astype(np.float32)),  # another dtype
+        lambda T: np.repeat(T, 2, axis=1)[:, ::2],  # a strided view
+        lambda T: T.tolist(),  # not an array
+        lambda T: T.astype(np.dtype(">f8")),  # float64, big-endian: a different dtype object
+    ],
+)
+def test_poses_off_the_fast_path_give_the_same_answers(make):
+    rng = np.random.default_rng(3)
+    a, b = pc.Box((0.2, 0.3, 0.4)), pc.Convex(rng.normal(size=(12, 3)) * 0.1)
+    Ta, Tb = np.eye(4), np.eye(4)
+    Tb[:3, 3] = (0.45, 0.1, -0.05)
+    ref = pc.distance(a, Ta, b, Tb)
+    got = pc.distance(a, make(Ta), b, make(Tb))
+    assert got.distance == pytest.approx(ref.distance, abs=1e-6)  # float32 poses round
+    assert pc.collide(a, make(Ta), b, make(Tb)) == pc.collide(a, Ta, b, Tb)
+
+
+def test_results_are_frozen():
+    r = pc.distance(pc.Sphere(0.1), np.eye(4), pc.Sphere(0.1), np.diag([1.0, 1, 1, 1]))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.distance = 1.0
+    p = pc.penetration(pc.Sphere(0.1), np.eye(4), pc.Sphere(0.1), np.eye(4))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.depth = 0.0
+    assert [f.name for f in dataclasses.fields(r)] == [
+        "distance",
+        "point_a",
+        "point_b",
+        "normal",
+        "id",
+    ]
+    assert np.allclose(r.point_b - r.point_a, r.distance * r.normal)

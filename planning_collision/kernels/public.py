@@ -55,36 +55,51 @@ def unpack_single(ints, floats):
     nv = np.int64(ints[2])
     return ShapeTable(
         ints[0:1],
-        floats[0:8].reshape((1, 8)),
+        floats[0:8][np.newaxis, :],  # not reshape: a C call, 12 ns each
         ints[1:3],
         floats[15 : 15 + 3 * nv].reshape((nv, 3)),
         ints[3 : 4 + nv],
         ints[4 + nv :],
-        floats[8:14].reshape((1, 6)),
+        floats[8:14][np.newaxis, :],
         floats[14:15],
         floats[15 + 3 * nv : 15 + 6 * nv],
     )
 
 
 @kernel
-def checked_pair_query(ta, Ta, tb, Tb, want_distance, margin, ws, out):
-    """Check both poses, then run the pair query on packed one-shape tables ta, tb.
-
-    want_distance: False -> out[0] = 1.0 if overlap (distance <= margin) else 0.0;
-    True -> pair_distance into out[0:10]. ws: a pair workspace (`new_workspace()`).
-    Returns 0, or 10 + code for a bad Ta, 20 + code
-    for a bad Tb.
-    """
+def _pose_code(Ta, Tb):
+    """0 when both poses pass `pose_check`, else 10 + code for Ta or 20 + code for Tb."""
     c = pose_check(Ta)
     if c != POSE_OK:
         return 10 + c
     c = pose_check(Tb)
     if c != POSE_OK:
         return 20 + c
-    A = unpack_single(ta[0], ta[1])
-    B = unpack_single(tb[0], tb[1])
-    if want_distance:
-        pair_distance(A, 0, Ta, B, 0, Tb, np.inf, ws, out)
-    else:
-        out[0] = 1.0 if pair_overlap(A, 0, Ta, B, 0, Tb, margin, ws) else 0.0
     return 0
+
+
+@kernel
+def checked_distance(ia, fa, Ta, ib, fb, Tb, ws, out):
+    """Check both poses, then `pair_distance` of the packed one-shape tables (ia, fa) and
+    (ib, fb) into out[0:10]. ws: a pair workspace (`new_workspace()`). Returns 0, or 10 +
+    code for a bad Ta, 20 + code for a bad Tb (out untouched). The packed arrays come
+    unpaired: numba types a tuple argument in Python, 0.1 µs more than two arrays."""
+    c = _pose_code(Ta, Tb)
+    if c == 0:
+        A = unpack_single(ia, fa)
+        B = unpack_single(ib, fb)
+        pair_distance(A, 0, Ta, B, 0, Tb, np.inf, ws, out)
+    return c
+
+
+@kernel
+def checked_overlap(ia, fa, Ta, ib, fb, Tb, margin, ws):
+    """Check both poses, then `pair_overlap`: returns 1 when the signed distance is
+    <= margin, 0 when not, or 10 + code for a bad Ta, 20 + code for a bad Tb. No output
+    array: a collide() call allocates nothing."""
+    c = _pose_code(Ta, Tb)
+    if c != 0:
+        return c
+    A = unpack_single(ia, fa)
+    B = unpack_single(ib, fb)
+    return 1 if pair_overlap(A, 0, Ta, B, 0, Tb, margin, ws) else 0
