@@ -18,7 +18,7 @@ called from them. Face and edge indices are stored as floats there (exact below 
 
 import math
 
-from ._jit import hot_kernel
+from ._jit import hot_kernel, inline_kernel
 from .gjk import LAM, SA, SB, WS_SIZE, W
 from .support import core_support_world
 
@@ -34,8 +34,7 @@ _VB = _VA + 3 * MAX_VERTS
 _F = _VB + 3 * MAX_VERTS
 _FN = _F + 3 * MAX_FACES
 _FD = _FN + 3 * MAX_FACES
-_ALIVE = _FD + MAX_FACES
-_E = _ALIVE + MAX_FACES
+_E = _FD + MAX_FACES
 _TMP = _E + 2 * MAX_EDGES
 EPA_WS_END = _TMP + 6
 # Converged when the new support point is within this of the nearest face (m, + relative).
@@ -48,7 +47,7 @@ EPA_REL_TOL = 1e-8
 VISIBLE_TOL = 1e-10
 
 
-@hot_kernel
+@inline_kernel
 def _support(tab_a, ia, T_a, tab_b, ib, T_b, dx, dy, dz, tmp):
     core_support_world(tab_a, ia, T_a, dx, dy, dz, 0, tmp, 0)
     core_support_world(tab_b, ib, T_b, -dx, -dy, -dz, 0, tmp, 3)
@@ -281,89 +280,91 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
 
     F = ws[_F:_FN].reshape((MAX_FACES, 3))
     FN = ws[_FN:_FD].reshape((MAX_FACES, 3))
-    FD = ws[_FD:_ALIVE]
-    alive = ws[_ALIVE:_E]
+    FD = ws[_FD:_E]
     E = ws[_E:_TMP].reshape((MAX_EDGES, 2))
-    alive[:] = 0.0
     # inner point of the tetrahedron (centroid) orients the four faces outward
     for r in range(3):
         V[4, r] = 0.25 * (V[0, r] + V[1, r] + V[2, r] + V[3, r])
     faces0 = ((0, 1, 2), (0, 3, 1), (0, 2, 3), (1, 3, 2))
+    # F[0:nf] are the live faces only: a face that goes is replaced by the last one, so
+    # every scan touches live faces (faces hold no adjacency, so moving them is free).
     nf = 0
     for fa, fb, fc in faces0:
         F[nf, 0] = fa
         F[nf, 1] = fb
         F[nf, 2] = fc
         if _face_setup(V, F, FN, FD, nf, 4):
-            alive[nf] = 1.0
-        nf += 1
-    best_f = -1
+            nf += 1
+    # the answer: the nearest face when the loop stops (kept apart, its slot may be reused)
+    bd = 0.0
+    bnx = 1.0
+    bny = 0.0
+    bnz = 0.0
+    ba = -1
+    bb = 0
+    bc = 0
     for _ in range(MAX_VERTS):
         # nearest live face
         best_f = -1
         bd = 1e300
         for f in range(nf):
-            if alive[f] != 0.0 and FD[f] < bd:
+            if FD[f] < bd:
                 bd = FD[f]
                 best_f = f
         if best_f < 0:
+            ba = -1
             break
-        nx = FN[best_f, 0]
-        ny = FN[best_f, 1]
-        nz = FN[best_f, 2]
-        _support(tab_a, ia, T_a, tab_b, ib, T_b, nx, ny, nz, tmp)
+        bnx = FN[best_f, 0]
+        bny = FN[best_f, 1]
+        bnz = FN[best_f, 2]
+        ba = int(F[best_f, 0])
+        bb = int(F[best_f, 1])
+        bc = int(F[best_f, 2])
+        _support(tab_a, ia, T_a, tab_b, ib, T_b, bnx, bny, bnz, tmp)
         px = tmp[0] - tmp[3]
         py = tmp[1] - tmp[4]
         pz = tmp[2] - tmp[5]
-        dw = nx * px + ny * py + nz * pz
+        dw = bnx * px + bny * py + bnz * pz
         if dw - bd <= EPA_ABS_TOL + EPA_REL_TOL * abs(bd) or nv >= MAX_VERTS - 1:
             break
-        if nf + 3 * nv + 8 >= MAX_FACES:
-            # drop dead faces (curved shapes need many splits); faces hold no adjacency,
-            # so moving them is free
-            m = 0
-            for f in range(nf):
-                if alive[f] != 0.0:
-                    if m != f:
-                        for r in range(3):
-                            F[m, r] = F[f, r]
-                            FN[m, r] = FN[f, r]
-                        FD[m] = FD[f]
-                        alive[m] = 1.0
-                        alive[f] = 0.0
-                    if f == best_f:
-                        best_f = m
-                    m += 1
-            nf = m
-            if nf + 3 * nv + 8 >= MAX_FACES:
-                break
         # faces visible from the new point go; their unshared edges form the horizon
         ne = 0
-        for f in range(nf):
-            if alive[f] == 0.0:
-                continue
+        best_gone = False
+        f = 0
+        while f < nf:
             a = int(F[f, 0])
             s = FN[f, 0] * (px - V[a, 0]) + FN[f, 1] * (py - V[a, 1]) + FN[f, 2] * (pz - V[a, 2])
-            if s > VISIBLE_TOL * (1.0 + scale):
-                alive[f] = 0.0
-                for q in range(3):
-                    e0 = F[f, q]
-                    e1 = F[f, (q + 1) % 3]
-                    found = -1
-                    for e in range(ne):
-                        if E[e, 0] == e1 and E[e, 1] == e0:
-                            found = e
-                            break
-                    if found >= 0:
-                        ne -= 1
-                        E[found, 0] = E[ne, 0]
-                        E[found, 1] = E[ne, 1]
-                    else:
-                        E[ne, 0] = e0
-                        E[ne, 1] = e1
-                        ne += 1
-        if alive[best_f] != 0.0:
-            # round-off: the nearest face is not visible from its own support point
+            if not s > VISIBLE_TOL * (1.0 + scale):
+                f += 1
+                continue
+            best_gone = best_gone or f == best_f
+            for q in range(3):
+                e0 = F[f, q]
+                e1 = F[f, (q + 1) % 3]
+                found = -1
+                for e in range(ne):
+                    if E[e, 0] == e1 and E[e, 1] == e0:
+                        found = e
+                        break
+                if found >= 0:
+                    ne -= 1
+                    E[found, 0] = E[ne, 0]
+                    E[found, 1] = E[ne, 1]
+                else:
+                    E[ne, 0] = e0
+                    E[ne, 1] = e1
+                    ne += 1
+            # the last face moves here and is tested next
+            nf -= 1
+            if best_f == nf:
+                best_f = f
+            for r in range(3):
+                F[f, r] = F[nf, r]
+                FN[f, r] = FN[nf, r]
+            FD[f] = FD[nf]
+        if not best_gone or nf + ne > MAX_FACES:
+            # round-off: the nearest face is not visible from its own support point (or
+            # no room for the new faces): answer with the nearest face
             break
         V[nv, 0] = px
         V[nv, 1] = py
@@ -377,32 +378,30 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
             F[nf, 1] = E[e, 1]
             F[nf, 2] = nv
             if _face_setup(V, F, FN, FD, nf, -1):
-                alive[nf] = 1.0
                 # the polytope only grows, so no face can come nearer the origin than the
                 # one split; if one does, round-off has broken convexity: stop at bd
                 if FD[nf] < bd - VISIBLE_TOL * (1.0 + scale):
                     ok = False
+                nf += 1
             else:
                 ok = False
-            nf += 1
         nv += 1
         if not ok:
             break
-    if best_f < 0:
+    if ba < 0:
         _flat_answer(ws, n, 1.0, 0.0, 0.0, out)
         return nv
     # witness points: barycentric coordinates of the origin's projection on the face
-    f = best_f
-    d = FD[f]
-    nx = FN[f, 0]
-    ny = FN[f, 1]
-    nz = FN[f, 2]
+    d = bd
+    nx = bnx
+    ny = bny
+    nz = bnz
     px = d * nx
     py = d * ny
     pz = d * nz
-    a = int(F[f, 0])
-    b = int(F[f, 1])
-    c = int(F[f, 2])
+    a = ba
+    b = bb
+    c = bc
     area = _tri_area_n(
         V[a, 0], V[a, 1], V[a, 2], V[b, 0], V[b, 1], V[b, 2], V[c, 0], V[c, 1], V[c, 2], nx, ny, nz
     )
