@@ -13,6 +13,10 @@ import pytest
             "bench_queries",
             ["--pairs", "50", "--python-pairs", "10", "--repeats", "1", "--types", "box-box"],
         ),
+        (  # the hull row also counts GJK's rounds and times their floor
+            "bench_queries",
+            ["--pairs", "60", "--python-pairs", "5", "--repeats", "1", "--types", "hull32-hull32"],
+        ),
         ("oracle_sweep", ["--pairs", "3", "--jobs", "1"]),
     ],
 )
