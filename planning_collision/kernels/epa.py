@@ -18,7 +18,7 @@ called from them. Face and edge indices are stored as floats there (exact below 
 
 import math
 
-from ._jit import hot_kernel, inline_kernel
+from ._jit import hot_kernel
 from .gjk import LAM, SA, SB, WS_SIZE, W
 from .support import core_support_world
 
@@ -47,7 +47,7 @@ EPA_REL_TOL = 1e-8
 VISIBLE_TOL = 1e-10
 
 
-@inline_kernel
+@hot_kernel
 def _support(tab_a, ia, T_a, tab_b, ib, T_b, dx, dy, dz, tmp):
     core_support_world(tab_a, ia, T_a, dx, dy, dz, 0, tmp, 0)
     core_support_world(tab_b, ib, T_b, -dx, -dy, -dz, 0, tmp, 3)
