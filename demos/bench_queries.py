@@ -12,7 +12,9 @@ cylinder-cone; sizes 2-50 cm, random poses, about a third of the pairs overlappi
   before the clock starts and requests are reused (coal's result too, cleared per call);
   ours take the 4x4 numpy poses.
   coal and python-fcl have no compiled batch entry point, so their "batch" figure *is*
-  their per-call time from Python; the table says so.
+  their per-call time from Python; the table says so;
+- for the hull pairs, GJK's floor on them: the support rounds gjk_core makes per pair
+  (counted), timed alone as a chain of the two vectorised searches with no simplex solver.
 
 Timings are medians over `--repeats` runs. JIT warm-up is printed apart: the first call in
 this process (numba's on-disk cache, `cache=True`) and, with `--cold`, a first call in a
@@ -220,11 +222,12 @@ def _gjk_rounds(tab_a, tab_b, idx, Ta, Tb, step=20):
     return float(np.mean(counts)) if counts else float("nan")
 
 
-def _support_floor_ns(tab_a, tab_b, idx, Ta, Tb, rounds, repeats):
-    """ns/pair of the dependent chain any GJK makes on these point-set pairs, without the
-    rest of GJK: `rounds` rounds of the engine's two vectorised support searches (B's points
-    moved into A's frame once per pair, the cheapest form), a - b, and a next direction
-    that depends on it. No simplex solver, no tests: a lower bound for GJK on these pairs."""
+def _support_floor_ns(tab_a, tab_b, idx, Ta, Tb, rounds_list, repeats):
+    """ns/pair, for each count in `rounds_list`, of the dependent chain any GJK makes on
+    these point-set pairs, without the rest of GJK: that many rounds of the engine's two
+    vectorised support searches (B's points moved into A's frame once per pair, the
+    cheapest form), a - b, and a next direction that depends on it. No simplex solver, no
+    tests: a lower bound for GJK on these pairs. The chain compiles once for all counts."""
     import numba
 
     from planning_collision.kernels.support import points_support_soa
@@ -278,10 +281,14 @@ def _support_floor_ns(tab_a, tab_b, idx, Ta, Tb, rounds, repeats):
 
     buf, out = np.zeros(3 * 64), np.empty(idx.size)
     args = (tab_a.vsoa, tab_b.vsoa, tab_a.vstart, tab_b.vstart, tab_a.brad, tab_b.brad, idx)
-    chain(*args, Ta, Tb, rounds, buf, out)  # compile
-    return 1e9 * _median_per_item(
-        lambda: chain(*args, Ta, Tb, rounds, buf, out), idx.size, max(repeats, 15)
-    )
+    chain(*args, Ta, Tb, 1, buf, out)  # compile
+    return [
+        1e9
+        * _median_per_item(
+            lambda r=r: chain(*args, Ta, Tb, r, buf, out), idx.size, max(repeats, 15)
+        )
+        for r in rounds_list
+    ]
 
 
 def _median_per_item(fn, n, repeats):
@@ -331,7 +338,7 @@ def bench_pair_type(pair_type, n_batch, n_python, repeats, rng):
     if pair_type == "hull32-hull32":
         # the floor of GJK here: its support rounds alone (6 and 7 timed, interpolated)
         rounds = _gjk_rounds(tab_a, tab_b, sep, Ta_s, Tb_s)
-        f6, f7 = (_support_floor_ns(tab_a, tab_b, sep, Ta_s, Tb_s, r, repeats) for r in (6, 7))
+        f6, f7 = _support_floor_ns(tab_a, tab_b, sep, Ta_s, Tb_s, (6, 7), repeats)
         row["rounds"] = rounds
         row["floor_ns"] = f6 + (rounds - 6.0) * (f7 - f6)
     row["batch_coll_ns"] = 1e9 * _median_per_item(
