@@ -45,18 +45,6 @@ PAIR_TYPES = ("hull32-hull32", "box-box", "capsule-capsule", "sphere-box", "cyli
 # Pairs
 
 
-def _rotation(rng):
-    q = rng.normal(size=4)
-    x, y, z, w = q / np.linalg.norm(q)
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
-
-
 def _hull32(rng):
     """32 points that are all hull vertices: a jittered Fibonacci sphere, scaled to an
     ellipsoid with semi-axes of 1-25 cm."""
@@ -104,12 +92,14 @@ def _radii(shape):
 def make_pairs(pair_type, n, rng):
     """n (a, Ta, b, Tb): b's centre along a random direction from a's, at a distance that
     makes about a third of the pairs overlap."""
+    from planning_collision.testing.sampling import random_rotation
+
     ka, kb = pair_type.split("-")
     out = []
     for _ in range(n):
         a, b = _shape(ka, rng), _shape(kb, rng)
         Ta, Tb = np.eye(4), np.eye(4)
-        Ta[:3, :3], Tb[:3, :3] = _rotation(rng), _rotation(rng)
+        Ta[:3, :3], Tb[:3, :3] = random_rotation(rng), random_rotation(rng)
         Ta[:3, 3] = rng.uniform(-1, 1, 3)
         u = rng.normal(size=3)
         (ia, oa), (ib, ob) = _radii(a), _radii(b)
@@ -121,73 +111,15 @@ def make_pairs(pair_type, n, rng):
 
 
 # ---------------------------------------------------------------------------------------
-# Peers
+# Peers (converters: planning_collision.testing.peers)
 
 
-def _faces(points):
-    from scipy.spatial import ConvexHull
+def _coal_posed(shape, T):
+    """(coal geometry, coal transform) of our shape at T."""
+    from planning_collision.testing.peers import coal_transform, to_coal
 
-    h = ConvexHull(points)
-    v = h.vertices
-    remap = -np.ones(len(points), np.int64)
-    remap[v] = np.arange(v.size)
-    return np.ascontiguousarray(points[v]), remap[h.simplices]
-
-
-def to_coal(shape):
-    """coal geometry of our shape: the primitive, a Convex of the hull's faces (with its
-    sweep radius), or a Mesh as one BVHModelOBBRSS."""
-    import coal
-
-    import planning_collision as pc
-
-    if isinstance(shape, pc.Mesh):
-        m = coal.BVHModelOBBRSS()
-        m.beginModel(shape.faces.shape[0], shape.vertices.shape[0])
-        m.addVertices(np.ascontiguousarray(shape.vertices))
-        m.addTriangles(np.ascontiguousarray(shape.faces))
-        m.endModel()
-        return m
-    if isinstance(shape, pc.Sphere):
-        return coal.Sphere(shape.radius)
-    if isinstance(shape, pc.Box):
-        return coal.Box(*map(float, shape.extents))
-    if isinstance(shape, pc.Capsule):
-        return coal.Capsule(shape.radius, shape.length)
-    if isinstance(shape, pc.Cylinder):
-        return coal.Cylinder(shape.radius, shape.length)
-    if isinstance(shape, pc.Cone):
-        return coal.Cone(shape.radius, shape.length)
-    v, tri = _faces(np.asarray(shape.points))
-    pts, tris = coal.StdVec_Vec3s(), coal.StdVec_Triangle()
-    for p in v:
-        pts.append(p)
-    for t in tri:
-        tris.append(coal.Triangle(int(t[0]), int(t[1]), int(t[2])))
-    g = coal.Convex(pts, tris)
-    if shape.radius > 0:
-        g.setSweptSphereRadius(float(shape.radius))
-    return g
-
-
-def to_fcl(shape):
-    import fcl
-
-    import planning_collision as pc
-
-    if isinstance(shape, pc.Sphere):
-        return fcl.Sphere(shape.radius)
-    if isinstance(shape, pc.Box):
-        return fcl.Box(*map(float, shape.extents))
-    if isinstance(shape, pc.Capsule):
-        return fcl.Capsule(shape.radius, shape.length)
-    if isinstance(shape, pc.Cylinder):
-        return fcl.Cylinder(shape.radius, shape.length)
-    if isinstance(shape, pc.Cone):
-        return fcl.Cone(shape.radius, shape.length)
-    v, tri = _faces(np.asarray(shape.points))
-    faces = np.hstack([np.full((len(tri), 1), 3), tri]).ravel()
-    return fcl.Convex(v, len(tri), faces)
+    g, T = to_coal(shape, T)
+    return g, coal_transform(T)
 
 
 # ---------------------------------------------------------------------------------------
@@ -308,6 +240,7 @@ def bench_pair_type(pair_type, n_batch, n_python, repeats, rng):
     import planning_collision as pc
     from planning_collision.geometry import shape_table
     from planning_collision.kernels.pair import pair_distance_batch, pair_overlap_batch
+    from planning_collision.testing.peers import to_fcl
 
     pairs = make_pairs(pair_type, n_batch, rng)
     row = {"pair": pair_type}
@@ -347,14 +280,8 @@ def bench_pair_type(pair_type, n_batch, n_python, repeats, rng):
 
     # --- from Python, one call per pair, same pairs for all three engines
     sub = pairs[:n_python]
-    ca = [
-        (to_coal(a), coal.Transform3s(Ta_[:3, :3].copy(), Ta_[:3, 3].copy()))
-        for a, Ta_, _, _ in sub
-    ]
-    cb = [
-        (to_coal(b), coal.Transform3s(Tb_[:3, :3].copy(), Tb_[:3, 3].copy()))
-        for _, _, b, Tb_ in sub
-    ]
+    ca = [_coal_posed(a, Ta_) for a, Ta_, _, _ in sub]
+    cb = [_coal_posed(b, Tb_) for _, _, b, Tb_ in sub]
     fo = [
         (
             fcl.CollisionObject(to_fcl(a), fcl.Transform(Ta_[:3, :3].copy(), Ta_[:3, 3].copy())),
@@ -533,7 +460,7 @@ def main(argv=None) -> int:
         "built outside the clock and no result is read (their best case); 'same work': coal "
         "from the same 4x4 numpy poses to the distance, witness points and normal that our "
         "distance() returns. coal and python-fcl use their default requests (coal: "
-        "signed distance, GJK tolerance 1e-6). Target (issue 2): GJK distance on two "
+        "signed distance, GJK tolerance 1e-6). Target: GJK distance on two "
         "32-vertex hulls <= 300 ns/pair inside numba; `distance()` no slower than coal's call."
     )
     hull = next((r for r in rows if r["pair"] == "hull32-hull32"), None)

@@ -46,40 +46,70 @@ from functools import partial
 import numpy as np
 
 import planning_collision as pc
-from planning_collision.kernels.bvh import STACK_SIZE
+from planning_collision.bvh import build_bvh, sah_bvh_forest
+from planning_collision.kcd import ObjectBlock, flatten
+from planning_collision.kernels.bvh import FlatBVH
 from planning_collision.kernels.layout import OUT_SIZE
-from planning_collision.kernels.pair import new_workspace
 from planning_collision.kernels.scene_baseline import (
     all_pairs_collide_batch,
     all_pairs_min_distance_batch,
 )
-from planning_collision.kernels.scene_query import scene_collide_batch, scene_min_distance_batch
-from planning_collision.scene import Scene, flat_bvh_scene, query_block
+from planning_collision.kernels.scratch import new_scratch
+from planning_collision.kernels.traversal import (
+    FlatScene,
+    scene_collide_batch,
+    scene_min_distance_batch,
+)
+from planning_collision.primitives import concat_primitives, query_block
+from planning_collision.scene import Scene
+from planning_collision.testing.sampling import random_rotations
 
 try:  # the module is importable for --help without the factory's package layout
-    from demos.bench_queries import to_coal
     from demos.factory_scene import HALL, factory_objects
 except ImportError:  # pragma: no cover - run as a script from demos/
-    from bench_queries import to_coal
     from factory_scene import HALL, factory_objects
 
+_NO_SEEDS = np.zeros((0, 2), np.int32)
 
-def _rotations(rng, n):
-    q = rng.normal(size=(n, 4))
-    q /= np.linalg.norm(q, axis=1, keepdims=True)
-    x, y, z, w = q.T
-    R = np.empty((n, 3, 3))
-    R[:, 0] = np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], 1)
-    R[:, 1] = np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], 1)
-    R[:, 2] = np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], 1)
-    return R
+
+def flat_bvh_scene(scene: Scene, sah: bool = False) -> FlatScene:
+    """All of `scene`'s primitives under ONE binary BVH, as one object, without KCD
+    grouping: baseline (b). Answers boolean and nearest-distance queries like the scene
+    (object slot 0 stands for "some obstacle"). The BVH is median-split
+    (planning_collision.bvh.build_bvh), or with ``sah=True`` built by the SAH builder of
+    the KCD groups (planning_collision.bvh.sah_bvh_forest)."""
+    prims = concat_primitives(b.prims for b in scene.blocks())
+    bounded = np.all(np.isfinite(prims.lo), axis=1) & np.all(np.isfinite(prims.hi), axis=1)
+    bidx = np.flatnonzero(bounded)
+    unb = np.flatnonzero(~bounded).astype(np.int32)
+    z32 = np.zeros(0, np.int32)
+    e3 = np.zeros((0, 3))
+    if bidx.size == 0:
+        bvh = FlatBVH(e3, e3.copy(), z32, z32, z32, z32, z32)
+        return flatten([ObjectBlock(prims, unb, bvh, e3, e3.copy(), z32, z32, z32, z32, 0)], None)
+    if sah:
+        bvh = sah_bvh_forest(prims.lo[bidx], prims.hi[bidx], np.zeros(bidx.size, np.int64))[0]
+    else:
+        bvh = build_bvh(prims.lo[bidx], prims.hi[bidx])
+    bvh = bvh._replace(order=bidx[bvh.order].astype(np.int32))
+    zero = np.zeros(1, np.int32)
+    root = ObjectBlock(prims, unb, bvh, bvh.lo[:1], bvh.hi[:1], zero, z32, zero, zero, 0)
+    return flatten([root], None)
+
+
+def _to_coal(shape):
+    from planning_collision.testing.peers import to_coal
+
+    geom, T = to_coal(shape, np.eye(4))
+    assert np.array_equal(T, np.eye(4))  # no stand-in posed differently in this scene
+    return geom
 
 
 def link_queries(rng, scene_flat, n):
     """Half uniform in the hall, half within 0.4 m of a random primitive's box centre (the
     places a planner's links actually probe)."""
     T = np.tile(np.eye(4), (n, 1, 1))
-    T[:, :3, :3] = _rotations(rng, n)
+    T[:, :3, :3] = random_rotations(rng, n)
     half = n // 2
     T[:half, :3, 3] = rng.uniform([0, 0, 0], HALL, (half, 3))
     c = 0.5 * (scene_flat.plo + scene_flat.phi)
@@ -161,7 +191,7 @@ def coal_manager(objects):
     for shape, T, _ in objects:
         parts = shape if isinstance(shape, list) else [(shape, np.eye(4))]
         for s, Tl in parts:
-            o = coal.CollisionObject(to_coal(s), _tf(T @ Tl))
+            o = coal.CollisionObject(_to_coal(s), _tf(T @ Tl))
             o.computeAABB()
             keep.append(o)
     for o in keep:
@@ -174,7 +204,7 @@ def coal_queries(mgr, qshape, poses):
     """(hit per pose, distance per pose), one manager call per pose and query kind."""
     import coal
 
-    obj = coal.CollisionObject(to_coal(qshape), _tf(np.eye(4)))
+    obj = coal.CollisionObject(_to_coal(qshape), _tf(np.eye(4)))
     ccb = coal.CollisionCallBackDefault()
     dcb = coal.DistanceCallBackDefault()
     tfs = [_tf(T) for T in poses]
@@ -210,7 +240,6 @@ def coal_queries(mgr, qshape, poses):
 def _query_rows(label, q, poses, nc, flats, mgr, min_size, repeats, scratch, warm) -> bool:
     """Time (a), (b), (b'), the filtered (a) and, on the first nc poses, (c), and (d) when
     mgr is given, for query shape q at poses; print the rows; return whether all agree."""
-    ws, stack, tmp = scratch
     flat = flats["a"]
     use_coal = mgr is not None
     B = poses.shape[0]
@@ -224,12 +253,10 @@ def _query_rows(label, q, poses, nc, flats, mgr, min_size, repeats, scratch, war
     fns = {}
     for key, f in flats.items():
         oi, od = np.empty(B, np.int32), np.empty(B)
-        hit = np.zeros(max(int(f.n_obj[0]), 1), np.uint8)
-        best = np.zeros((max(int(f.n_obj[0]), 1), OUT_SIZE))
-        best[:, 0] = np.inf  # scene_min_distance_batch keeps it so
-        col = partial(scene_collide_batch, f, qtab, poses, qlo, qhi, 0.0, hit, ws, stack, oi)
+        sc = scratch[key]  # the batches leave its hit and best rows as they found them
+        col = partial(scene_collide_batch, f, qtab, poses, qlo, qhi, 0.0, sc, _NO_SEEDS, oi)
         dist = partial(
-            scene_min_distance_batch, f, qtab, poses, qlo, qhi, np.inf, best, ws, tmp, stack, od
+            scene_min_distance_batch, f, qtab, poses, qlo, qhi, np.inf, sc, _NO_SEEDS, od
         )
         for kind, fn in (("collide", col), ("distance", dist)):
             t0 = time.perf_counter()
@@ -249,6 +276,7 @@ def _query_rows(label, q, poses, nc, flats, mgr, min_size, repeats, scratch, war
         times[k] = float(np.median(v)) / B
     oc_i, oc_d = np.empty(nc, np.int64), np.empty(nc)
     sub = np.ascontiguousarray(poses[:nc])
+    ws, tmp = scratch["a"].pair, np.zeros(OUT_SIZE)
     ccol = partial(all_pairs_collide_batch, flat.tab, flat.poses, qtab, sub, 0.0, ws, oc_i)
     cdist = partial(all_pairs_min_distance_batch, flat.tab, flat.poses, qtab, sub, ws, tmp, oc_d)
     for kind, fn in (("collide", ccol), ("distance", cdist)):
@@ -407,15 +435,13 @@ def main(argv=None) -> int:
         print(f"  {k:<42s} {t:8.3f}   {mb}   {rep}")
 
     # ---- queries
-    ws = new_workspace()
-    stack = np.zeros((STACK_SIZE, 2), np.int32)
-    tmp = np.zeros(OUT_SIZE)
     shapes = {
         "capsule r6cm L30cm": pc.Capsule(0.06, 0.30),
         "box 10x10x30cm": pc.Box((0.10, 0.10, 0.30)),
         "convex 20 pts": pc.Convex(rng.normal(size=(20, 3)) * np.array([0.05, 0.05, 0.12])),
     }
     flats = {"a": flat, "b": flat_b, "f": flat_f, "s": flat_s}
+    scratch = {k: new_scratch(int(f.n_obj[0]), 1) for k, f in flats.items()}
     header = f"  {'shape':<20s} {'query':<9s} {'(a) KCD':>9s} {'(b) BVH':>9s} {'(c) all':>9s}"
     header += f" {'(d) coal':>9s}" if use_coal else ""
     header += f" {'c/a':>7s} {'b/a':>6s}" + (f" {'d/a':>6s}" if use_coal else "")
@@ -427,7 +453,7 @@ def main(argv=None) -> int:
         mgr=mgr if use_coal else None,
         min_size=args.min_size,
         repeats=args.repeats,
-        scratch=(ws, stack, tmp),
+        scratch=scratch,
         warm=warm,
     )
     print(

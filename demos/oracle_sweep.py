@@ -1,18 +1,19 @@
 """Full oracle sweep: every convex pair type against coal, python-fcl and closed forms.
 
-What it shows: the criteria of issue 2 on >= 20,000 random pairs per pair type (21 pairs
-of {sphere, box, capsule, cylinder, cone, convex} and halfspace vs each): verdicts agree
-farther than 1e-5 m from contact, separation distances within 1e-6 m of coal, penetration
-depths within 1e-3 m of coal's EPA, witness points on their shapes. The checks are exactly
-those of the CI test (`tests/reference/oracle.py`, which documents each tolerance and peer);
-only the number of pairs differs. Prints one table row per pair type and exits 1 if any
-criterion fails (with a copy-pasteable reproducer of the first failures).
+What it shows: the pair queries' acceptance criteria on >= 20,000 random pairs per pair type
+(21 pairs of {sphere, box, capsule, cylinder, cone, convex} and halfspace vs each): verdicts
+agree farther than 1e-5 m from contact, separation distances within 1e-6 m of coal,
+penetration depths within 1e-3 m of coal's EPA, witness points on their shapes. The checks
+are exactly those of the CI test (`planning_collision/testing/oracle.py`, which documents
+each tolerance and peer); only the number of pairs differs. Prints one table row per pair
+type and exits 1 if any criterion fails (with a copy-pasteable reproducer of the first
+failures).
 
 How long: about 1-3 ms per pair (coal, python-fcl and Python-level witness checks dominate),
 so the default 20,000 pairs x 27 types takes ~11 minutes on 2 idle cores (`--jobs 2`;
 measured 653 s) and ~30 minutes on a busy machine; `--pairs 200` takes ~10 s.
 
-Run from the repository root (it imports the test references)::
+Needs the test extra (coal, python-fcl)::
 
     python -m demos.oracle_sweep --pairs 20000 --jobs 2
 """
@@ -48,7 +49,7 @@ COLUMNS = (
 def _chunk(args):
     """Check pairs [start, stop) of one pair type; returns a summary dict."""
     pair_type, seed, start, stop = args
-    from tests.reference import oracle, sampling
+    from planning_collision.testing import oracle, sampling
 
     rng = np.random.default_rng([seed, sampling.PAIR_TYPES.index(pair_type), start])
     s = dict(
@@ -128,7 +129,7 @@ def _version() -> str:
 
 def main(argv=None) -> int:
     try:
-        from tests.reference import sampling
+        from planning_collision.testing import sampling
     except ImportError as e:
         print(
             f"run from the repository root as `python -m demos.oracle_sweep` (it uses the "

@@ -18,6 +18,7 @@ import numpy as np
 import planning_collision as pc
 from planning_collision.geometry import shape_table
 from planning_collision.kernels.pair import pair_distance_batch
+from planning_collision.testing.sampling import random_poses
 
 
 def _pose(x=0.0, y=0.0, z=0.0, rz=0.0):
@@ -25,24 +26,6 @@ def _pose(x=0.0, y=0.0, z=0.0, rz=0.0):
     c, s = np.cos(rz), np.sin(rz)
     T[:2, :2] = [[c, -s], [s, c]]
     T[:3, 3] = (x, y, z)
-    return T
-
-
-def _random_poses(rng, n, spread):
-    q = rng.normal(size=(n, 4))
-    q /= np.linalg.norm(q, axis=1, keepdims=True)
-    x, y, z, w = q.T
-    T = np.tile(np.eye(4), (n, 1, 1))
-    T[:, 0, 0] = 1 - 2 * (y * y + z * z)
-    T[:, 0, 1] = 2 * (x * y - z * w)
-    T[:, 0, 2] = 2 * (x * z + y * w)
-    T[:, 1, 0] = 2 * (x * y + z * w)
-    T[:, 1, 1] = 1 - 2 * (x * x + z * z)
-    T[:, 1, 2] = 2 * (y * z - x * w)
-    T[:, 2, 0] = 2 * (x * z - y * w)
-    T[:, 2, 1] = 2 * (y * z + x * w)
-    T[:, 2, 2] = 1 - 2 * (x * x + y * y)
-    T[:, :3, 3] = rng.uniform(-spread, spread, size=(n, 3))
     return T
 
 
@@ -84,8 +67,8 @@ def main(argv=None) -> int:
     n = args.pairs
     ia = rng.integers(0, len(shapes), n)
     ib = rng.integers(0, len(shapes), n)
-    Ta = _random_poses(rng, n, 0.3)
-    Tb = _random_poses(rng, n, 0.3)
+    Ta = random_poses(rng, n, 0.3)
+    Tb = random_poses(rng, n, 0.3)
     out = np.empty((n, 10))
     t0 = time.perf_counter()
     pair_distance_batch(tab, ia, Ta, tab, ib, Tb, np.inf, out)

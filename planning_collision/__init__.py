@@ -1,6 +1,6 @@
 """planning_collision: collision checking for OMPL, on numba kernels.
 
-Shapes (DESIGN §2-3) and queries (DESIGN §4)::
+Shapes and queries (docs/architecture.md says how the package is laid out)::
 
     import numpy as np
     import planning_collision as pc
@@ -28,6 +28,7 @@ from .queries import collide, distance, penetration
 from .results import DistanceResult, PenetrationResult
 from .robot import Robot
 from .scene import Scene
+from .workspace import Workspace
 
 __version__ = "0.1.0"
 
@@ -52,4 +53,5 @@ __all__ = [
     "penetration",
     "DistanceResult",
     "PenetrationResult",
+    "Workspace",
 ]

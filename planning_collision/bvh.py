@@ -1,290 +1,24 @@
-"""Primitives and BVHs: non-convex shapes as sets of convex primitives, and binary BVHs over
-their AABBs (DESIGN §3, §5; FlatBVH layout in STYLE §3).
+"""BVH builders: binary trees over boxes, as `FlatBVH` arrays (kernels/bvh.py).
 
-- `primitives(shape, T)` turns any shape into a `Primitives` block: a `ShapeTable` (the layout
-  of kernels/layout.py) plus a world pose and a world AABB per primitive. A convex shape is
-  one primitive; a `Mesh` is one 3-point CONVEX per triangle (world-frame vertices, identity
-  pose: FCL's surface semantics); a `PointCloud` is one SPHERE per point; a `VoxelGrid` one
-  BOX per occupied cell. Built with numpy, no Python loop over primitives.
-- `build_bvh(lo, hi)` / `build_bvh_forest(lo, hi, segment)`: binary BVHs by median split of
-  the centroids along the widest axis, built level by level with vectorised numpy (all nodes
-  of a level are split by one segmented sort).
-- `nonconvex_distance` / `nonconvex_collide`: the public queries of a non-convex shape (Mesh,
-  PointCloud, VoxelGrid) against a convex shape, or of two meshes, through the same kernels a
-  `Scene` uses.
+- `build_bvh_forest(lo, hi, segment)` / `build_bvh(lo, hi)`: median split of the box centres
+  along the widest axis, built level by level with vectorised numpy (all nodes of a level
+  are split by one segmented sort). Cheap; used where a tree is only a search aid (KCD's
+  grouping of overlapping boxes).
+- `sah_bvh_forest(lo, hi, labels)`: the surface area heuristic (kernels.bvh.sah_forest), one
+  tree per label: the trees the scene traversal walks.
 """
 
 from __future__ import annotations
 
-import weakref
-from collections import OrderedDict
-from typing import NamedTuple
-
 import numpy as np
-import numpy.typing as npt
 
-from .geometry.clouds import PointCloud, VoxelGrid
-from .geometry.compile import shape_table
-from .geometry.shapes import ConvexShape, Halfspace, Mesh, Shape
-from .geometry.validate import as_pose, positive_scalar
-from .kernels import layout as L
-from .kernels.bvh import FlatBVH
+from .kernels.bvh import FlatBVH, sah_forest
 
-__all__ = [
-    "FlatBVH",
-    "Primitives",
-    "primitives",
-    "concat_primitives",
-    "detail_filter",
-    "build_bvh",
-    "build_bvh_forest",
-    "nonconvex_distance",
-    "nonconvex_collide",
-]
+__all__ = ["FlatBVH", "LEAF_SIZE", "build_bvh", "build_bvh_forest", "sah_bvh_forest"]
 
 # Leaves hold at most this many primitives: a leaf test is one GJK per primitive, a node
 # test one AABB check; 4 keeps trees shallow without many wasted narrowphase calls.
 LEAF_SIZE = 4
-
-
-class Primitives(NamedTuple):
-    """A block of convex primitives in the world frame.
-
-    tab : ShapeTable (kernels/layout.py) of the n primitives, each in its local frame.
-    poses : (n, 4, 4) float64, T_world_prim.
-    lo, hi : (n, 3) float64, world AABB of each primitive, m.
-    """
-
-    tab: L.ShapeTable
-    poses: npt.NDArray[np.float64]
-    lo: npt.NDArray[np.float64]
-    hi: npt.NDArray[np.float64]
-
-    def __len__(self):
-        return self.tab.kind.shape[0]
-
-
-def _table(kind, params, vcount, verts, adjcount, adj, aabb, brad) -> L.ShapeTable:
-    n = kind.shape[0]
-    vstart = np.zeros(n + 1, np.int32)
-    np.cumsum(vcount, out=vstart[1:])
-    adjstart = np.zeros(verts.shape[0] + 1, np.int32)
-    np.cumsum(adjcount, out=adjstart[1:])
-    verts = np.ascontiguousarray(verts, np.float64).reshape(-1, 3)
-    return L.ShapeTable(
-        np.ascontiguousarray(kind, np.int32),
-        np.ascontiguousarray(params, np.float64),
-        vstart,
-        verts,
-        adjstart,
-        np.ascontiguousarray(adj, np.int32),
-        np.ascontiguousarray(aabb, np.float64),
-        np.ascontiguousarray(brad, np.float64),
-        L.soa_vertices(verts, vstart),
-    )
-
-
-def _pointless_table(kind, params, aabb, brad) -> L.ShapeTable:
-    """A table of primitives without points (spheres, boxes, ...): no vertices, no hull
-    adjacency."""
-    n = kind.shape[0]
-    return _table(
-        kind,
-        params,
-        np.zeros(n, np.int64),
-        np.zeros((0, 3)),
-        np.zeros(0, np.int64),
-        np.zeros(0, np.int32),
-        aabb,
-        brad,
-    )
-
-
-def _translations(R, t, centres) -> np.ndarray:
-    """Poses (n, 4, 4) with rotation R and origins R @ centres + t."""
-    n = centres.shape[0]
-    P = np.zeros((n, 4, 4))
-    P[:, :3, :3] = R
-    P[:, :3, 3] = centres @ R.T + t
-    P[:, 3, 3] = 1.0
-    return P
-
-
-def _box_world_aabb(R, centres_w, half):
-    """World AABB of boxes with rotation R, world centres (n, 3), local half extents (n, 3)."""
-    ext = half @ np.abs(R).T
-    return centres_w - ext, centres_w + ext
-
-
-def primitives(shape: Shape, T) -> Primitives:
-    """`shape` posed by ``T (4, 4)`` as a block of convex primitives (see module doc)."""
-    return _primitives(shape, as_pose(T))
-
-
-def convex_block(shapes, poses) -> Primitives:
-    """Bounded convex shapes (not halfspaces) posed by ``poses (k, 4, 4)`` (validated by the
-    caller) as one block, with world AABBs computed per kind at once: exact for spheres,
-    capsules, cylinders, boxes and point hulls; the rotated local box for cones."""
-    return convex_block_from_table(shape_table(shapes), poses)
-
-
-def convex_block_from_table(tab: L.ShapeTable, poses) -> Primitives:
-    """`convex_block` for shapes already packed in `tab` (shape i posed by poses[i])."""
-    P = np.ascontiguousarray(poses, dtype=np.float64).reshape(-1, 4, 4)
-    R, t = P[:, :3, :3], P[:, :3, 3]
-    kind, par = tab.kind, tab.params
-    r = par[:, 0:1]
-    az = np.abs(R[:, :, 2])  # |world components of local z|
-    # default: the local AABB rotated (boxes exact; cones conservative)
-    c_loc = 0.5 * (tab.aabb[:, :3] + tab.aabb[:, 3:])
-    h_loc = 0.5 * (tab.aabb[:, 3:] - tab.aabb[:, :3])
-    ext = np.einsum("kij,kj->ki", np.abs(R), h_loc)
-    ctr = np.einsum("kij,kj->ki", R, c_loc) + t
-    cap = kind == L.CAPSULE
-    ext[cap] = (az * par[:, 1:2] + r)[cap]
-    cyl = kind == L.CYLINDER
-    ext[cyl] = (az * par[:, 2:3] + par[:, 1:2] * np.sqrt(np.maximum(0.0, 1.0 - az * az)))[cyl]
-    sph = kind == L.SPHERE
-    ext[sph] = np.repeat(r[sph], 3, axis=1)
-    ctr[cap | cyl | sph] = t[cap | cyl | sph]
-    lo, hi = ctr - ext, ctr + ext
-    for i in np.flatnonzero(kind == L.CONVEX):  # hull vertices, posed
-        w = tab.verts[tab.vstart[i] : tab.vstart[i + 1]] @ R[i].T + t[i]
-        lo[i] = w.min(axis=0) - par[i, 0]
-        hi[i] = w.max(axis=0) + par[i, 0]
-    return Primitives(tab, P.copy(), lo, hi)
-
-
-def _primitives(shape: Shape, T: np.ndarray) -> Primitives:
-    """`primitives` for a pose the caller has validated."""
-    R, t = T[:3, :3], T[:3, 3]
-    if isinstance(shape, Halfspace):
-        tab = shape_table([shape])
-        inf = np.full((1, 3), np.inf)
-        return Primitives(tab, T[None].copy(), -inf, inf)
-    if isinstance(shape, ConvexShape):
-        return convex_block([shape], T[None])
-    if isinstance(shape, Mesh):
-        tri = (shape.vertices @ R.T + t)[shape.faces]  # (m, 3, 3) world
-        m = tri.shape[0]
-        lo, hi = tri.min(axis=1), tri.max(axis=1)
-        aabb = np.concatenate([lo, hi], axis=1)
-        brad = np.sqrt((tri * tri).sum(axis=2)).max(axis=1)
-        tab = _table(
-            np.full(m, L.CONVEX, np.int32),
-            np.zeros((m, L.N_PARAMS)),
-            np.full(m, 3),
-            tri.reshape(-1, 3),
-            np.zeros(3 * m, np.int64),
-            np.zeros(0, np.int32),
-            aabb,
-            brad,
-        )
-        poses = np.broadcast_to(np.eye(4), (m, 4, 4)).copy()
-        return Primitives(tab, poses, lo, hi)
-    if isinstance(shape, PointCloud):
-        c = shape.points @ R.T + t
-        n = c.shape[0]
-        r = shape.radius
-        params = np.zeros((n, L.N_PARAMS))
-        params[:, 0] = r
-        aabb = np.tile(np.array([-r, -r, -r, r, r, r]), (n, 1))
-        tab = _pointless_table(np.full(n, L.SPHERE, np.int32), params, aabb, np.full(n, r))
-        poses = _translations(np.eye(3), np.zeros(3), c)
-        poses[:, :3, :3] = R
-        return Primitives(tab, poses, c - r, c + r)
-    if isinstance(shape, VoxelGrid):
-        centres = shape.centers
-        n = centres.shape[0]
-        s = 0.5 * shape.voxel_size
-        params = np.zeros((n, L.N_PARAMS))
-        params[:, 1:4] = s
-        aabb = np.tile(np.array([-s, -s, -s, s, s, s]), (n, 1))
-        poses = _translations(R, t, centres)
-        lo, hi = _box_world_aabb(R, poses[:, :3, 3], np.full((n, 3), s))
-        tab = _pointless_table(
-            np.full(n, L.BOX, np.int32), params, aabb, np.full(n, s * np.sqrt(3.0))
-        )
-        return Primitives(tab, poses, lo, hi)
-    raise TypeError(f"{type(shape).__name__} is not a shape (expected a planning_collision shape)")
-
-
-def concat_primitives(blocks) -> Primitives:
-    """One block from several (indices renumbered)."""
-    blocks = list(blocks)
-    if len(blocks) == 1:
-        return blocks[0]
-    if not blocks:
-        return Primitives(
-            _pointless_table(
-                np.zeros(0, np.int32), np.zeros((0, L.N_PARAMS)), np.zeros((0, 6)), np.zeros(0)
-            ),
-            np.zeros((0, 4, 4)),
-            np.zeros((0, 3)),
-            np.zeros((0, 3)),
-        )
-    tabs = [b.tab for b in blocks]
-    return Primitives(
-        _table(
-            np.concatenate([t.kind for t in tabs]),
-            np.concatenate([t.params for t in tabs]),
-            np.concatenate([np.diff(t.vstart) for t in tabs]),
-            np.concatenate([t.verts for t in tabs]),
-            np.concatenate([np.diff(t.adjstart) for t in tabs]),
-            np.concatenate([t.adj for t in tabs]),
-            np.concatenate([t.aabb for t in tabs]),
-            np.concatenate([t.brad for t in tabs]),
-        ),
-        np.concatenate([b.poses for b in blocks]),
-        np.concatenate([b.lo for b in blocks]),
-        np.concatenate([b.hi for b in blocks]),
-    )
-
-
-def detail_filter(prims: Primitives, min_size: float) -> tuple[Primitives, int]:
-    """KCD's detail filter: every primitive whose world AABB volume is below ``min_size**3``
-    is replaced by that AABB, as a world-aligned BOX. Conservative: the box contains the
-    primitive, so collisions are only ever added. Returns (block, number replaced).
-    Halfspaces (unbounded) are never replaced."""
-    v = positive_scalar("min_size", min_size)
-    ext = prims.hi - prims.lo
-    vol = np.prod(ext, axis=1)
-    rep = np.isfinite(vol) & (vol < v**3)
-    nrep = int(rep.sum())
-    if nrep == 0:
-        return prims, 0
-    tab = prims.tab
-    vcount = np.diff(tab.vstart)
-    keepv = np.repeat(~rep, vcount)
-    adjcount = np.diff(tab.adjstart)
-    keepa = np.repeat(keepv, adjcount)
-    half = 0.5 * ext[rep]
-    params = tab.params.copy()
-    params[rep] = 0.0
-    params[rep, 1:4] = half
-    aabb = tab.aabb.copy()
-    aabb[rep] = np.concatenate([-half, half], axis=1)
-    brad = tab.brad.copy()
-    brad[rep] = np.linalg.norm(half, axis=1)
-    kind = tab.kind.copy()
-    kind[rep] = L.BOX
-    poses = prims.poses.copy()
-    poses[rep] = _translations(np.eye(3), np.zeros(3), 0.5 * (prims.lo[rep] + prims.hi[rep]))
-    out = _table(
-        kind,
-        params,
-        np.where(rep, 0, vcount),
-        tab.verts[keepv],
-        adjcount[keepv],
-        tab.adj[keepa],
-        aabb,
-        brad,
-    )
-    return Primitives(out, poses, prims.lo, prims.hi), nrep
-
-
-# ---------------------------------------------------------------------------------------
-# BVH build
 
 
 def build_bvh_forest(lo, hi, segment=None, leaf_size: int = LEAF_SIZE):
@@ -391,123 +125,27 @@ def build_bvh(lo, hi, leaf_size: int = LEAF_SIZE) -> FlatBVH:
     return build_bvh_forest(lo, hi, None, leaf_size)[0]
 
 
-# ---------------------------------------------------------------------------------------
-# Public queries with non-convex shapes
-
-# Compiled local-frame forms of recently queried non-convex shapes, keyed by object identity
-# (shapes are immutable; a weak reference drops the entry with the shape).
-_LOCAL_CACHE: OrderedDict = OrderedDict()
-_LOCAL_CACHE_SIZE = 32
-
-
-_QUERY_TABLES: OrderedDict = OrderedDict()
-
-
-def query_table(shape: ConvexShape) -> L.ShapeTable:
-    """The one-shape table of a (bounded) convex query shape, cached by identity: a link
-    queried at many poses is packed once."""
-    key = id(shape)
-    hit = _QUERY_TABLES.get(key)
-    if hit is not None and hit[0]() is shape:
-        _QUERY_TABLES.move_to_end(key)
-        return hit[1]
-    tab = shape_table([shape])
-    _QUERY_TABLES[key] = (weakref.ref(shape), tab)
-    while len(_QUERY_TABLES) > 256:
-        _QUERY_TABLES.popitem(last=False)
-    return tab
-
-
-def _local_flat(shape: Shape):
-    """The shape in its own frame as a one-object `FlatScene` (cached)."""
-    key = id(shape)
-    hit = _LOCAL_CACHE.get(key)
-    if hit is not None and hit[0]() is shape:
-        _LOCAL_CACHE.move_to_end(key)
-        return hit[1]
-    from .scene import _compile, _flatten
-
-    flat = _flatten([_compile([(shape, np.eye(4))], None)])
-    _LOCAL_CACHE[key] = (weakref.ref(shape), flat)
-    while len(_LOCAL_CACHE) > _LOCAL_CACHE_SIZE:
-        _LOCAL_CACHE.popitem(last=False)
-    return flat
-
-
-def _is_convex(s) -> bool:
-    return isinstance(s, ConvexShape)
-
-
-def _rel(Ta, Tb):
-    """T_b_a = Tb^-1 Ta for rigid transforms, re-orthonormalised against round-off."""
-    Rb, tb = Tb[:3, :3], Tb[:3, 3]
-    out = np.eye(4)
-    out[:3, :3] = Rb.T @ Ta[:3, :3]
-    out[:3, 3] = Rb.T @ (Ta[:3, 3] - tb)
-    u, _, vt = np.linalg.svd(out[:3, :3])
-    out[:3, :3] = u @ vt
-    return out
-
-
-def _check_pair(a, Ta, b, Tb):
-    for name, s in (("a", a), ("b", b)):
-        if not isinstance(s, Shape):
-            raise TypeError(f"{name} must be a planning_collision shape, got {type(s).__name__}")
-    return as_pose(Ta, "Ta"), as_pose(Tb, "Tb")
-
-
-def nonconvex_distance(a: Shape, Ta, b: Shape, Tb):
-    """Signed distance between `a` posed by ``Ta (4, 4)`` and `b` posed by ``Tb (4, 4)`` when
-    either is non-convex (Mesh, PointCloud, VoxelGrid; both may be). The minimum over their
-    convex primitives (a Mesh is its triangles: a surface). Returns
-    DistanceResult(distance, point_a, point_b, normal) in the world frame, normal a -> b."""
-    from .results import DistanceResult
-
-    Ta, Tb = _check_pair(a, Ta, b, Tb)
-    swap = _is_convex(b)  # the BVH side must be non-convex: put it second
-    if swap:
-        a, Ta, b, Tb = b, Tb, a, Ta
-    out = _query_local(a, Ta, b, Tb, distance=True)
-    Rb, tb = Tb[:3, :3], Tb[:3, 3]
-    pa = Rb @ out[1:4] + tb
-    pb = Rb @ out[4:7] + tb
-    n = Rb @ out[7:10]
-    if swap:
-        pa, pb, n = pb, pa, -n
-    return DistanceResult(float(out[0]), pa, pb, n)
-
-
-def nonconvex_collide(a: Shape, Ta, b: Shape, Tb, margin: float = 0.0) -> bool:
-    """True iff the signed distance between `a` posed by `Ta` and `b` posed by `Tb` is
-    <= margin (m), when either is non-convex. Returns at the first primitive pair found."""
-    Ta, Tb = _check_pair(a, Ta, b, Tb)
-    margin = positive_scalar("margin", margin, allow_zero=True)
-    if _is_convex(b):
-        a, Ta, b, Tb = b, Tb, a, Ta
-    return bool(_query_local(a, Ta, b, Tb, distance=False, margin=margin))
-
-
-def _query_local(a, Ta, b, Tb, distance: bool, margin: float = 0.0):
-    """`a` against non-convex `b`, in b's frame (b's compiled form is reused across poses)."""
-    from .kernels.bvh import STACK_SIZE
-    from .kernels.pair import new_workspace
-    from .kernels.scene_query import scene_collide, scene_distance
-
-    flat = _local_flat(b)
-    q = _primitives(a, _rel(Ta, Tb))
-    ws = new_workspace()
-    stack = np.zeros((STACK_SIZE, 2), np.int32)
-    if distance:
-        best = np.full((1, L.OUT_SIZE), np.nan)
-        best[0, 0] = np.inf
-        arg = scene_distance(
-            flat, q.tab, q.poses, q.lo, q.hi, np.inf, False, best, ws, np.zeros(L.OUT_SIZE), stack
-        )
-        if arg == -2:
-            raise RuntimeError("BVH traversal stack overflow")
-        return best[0]
-    hit = np.zeros(1, np.uint8)
-    n = scene_collide(flat, q.tab, q.poses, q.lo, q.hi, margin, True, hit, ws, stack)
-    if n == -2:
-        raise RuntimeError("BVH traversal stack overflow")
-    return n > 0
+def sah_bvh_forest(lo: np.ndarray, hi: np.ndarray, labels: np.ndarray):
+    """The groups' binary BVHs (one per label), built by the SAH (kernels.bvh.sah_forest):
+    a group's primitives differ in shape and size (a frame bay's columns and beams span the
+    whole bay), and a median split of their centres can leave every node as large as the
+    group. Returns (FlatBVH, roots) like `build_bvh_forest`."""
+    lo = np.ascontiguousarray(lo, np.float64)
+    hi = np.ascontiguousarray(hi, np.float64)
+    order = np.argsort(labels, kind="stable")
+    _, first0, count0 = np.unique(labels[order], return_index=True, return_counts=True)
+    left, right, first, count, blo, bhi = sah_forest(
+        lo, hi, order, first0.astype(np.int64), count0.astype(np.int64), LEAF_SIZE
+    )
+    leaf = left < 0
+    i32 = np.int32
+    bvh = FlatBVH(
+        blo,
+        bhi,
+        left.astype(i32),
+        right.astype(i32),
+        np.where(leaf, first, 0).astype(i32),
+        np.where(leaf, count, 0).astype(i32),
+        order.astype(i32),
+    )
+    return bvh, np.arange(first0.size, dtype=i32)

@@ -1,22 +1,29 @@
-"""Public pair queries (DESIGN §4): `collide`, `distance`, `penetration`.
+"""Public pair queries: `collide`, `distance`, `penetration`.
 
 Shapes are validated at construction and carry their flat form; poses are checked inside
 the same compiled call as the query (kernels/public.py), and a failed check is turned into
-a ValueError naming the pose here. So a query from Python costs one dispatch.
+a ValueError naming the pose here. So a convex query from Python costs one dispatch.
+
+A non-convex shape (Mesh, PointCloud, VoxelGrid) is compiled once into a one-object scene
+in its own frame (kcd.py, cached by identity); the other shape is posed in that frame and
+the scene traversal (kernels/traversal.py) answers, as for a scene.
 """
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import numpy.typing as npt
 
+from .geometry.poses import as_pose
 from .geometry.shapes import ConvexShape, Halfspace, Shape
-from .geometry.validate import as_pose, positive_scalar
-from .kernels.pair import new_workspace
+from .geometry.validate import positive_scalar
+from .kcd import compile_object, flatten
+from .kernels.layout import OUT_SIZE
 from .kernels.public import checked_distance, checked_overlap
+from .kernels.traversal import COLLIDE, DISTANCE, OVERFLOW, traverse
+from .primitives import ShapeCache, posed_block
 from .results import DistanceResult, PenetrationResult
+from .workspace import thread_workspace
 
 __all__ = ["collide", "distance", "penetration"]
 
@@ -48,17 +55,6 @@ def _check_shapes(a, b) -> bool:
     return False
 
 
-_local = threading.local()
-
-
-def _workspace() -> np.ndarray:
-    """This thread's pair workspace (kernels write scratch there; one per thread)."""
-    ws = getattr(_local, "ws", None)
-    if ws is None:
-        ws = _local.ws = new_workspace()
-    return ws
-
-
 def _raise_bad_pose(code: int, Ta, Tb):
     """The compiled check failed (code 10 + c for Ta, 20 + c for Tb): let the Python
     validator name the problem."""
@@ -70,7 +66,7 @@ def _distance_out(a, Ta, b, Tb) -> np.ndarray:
     out = np.empty(10)
     ia, fa = a.flat
     ib, fb = b.flat
-    code = checked_distance(ia, fa, Ta, ib, fb, Tb, _workspace(), out)
+    code = checked_distance(ia, fa, Ta, ib, fb, Tb, thread_workspace().pair, out)
     if code:
         _raise_bad_pose(code, Ta, Tb)
     return out
@@ -88,12 +84,10 @@ def collide(a: Shape, Ta: npt.ArrayLike, b: Shape, Tb: npt.ArrayLike, margin: fl
     if margin != 0.0:
         margin = positive_scalar("margin", margin, allow_zero=True)
     if not convex:
-        from .bvh import nonconvex_collide
-
-        return bool(nonconvex_collide(a, as_pose(Ta, "Ta"), b, as_pose(Tb, "Tb"), margin))
+        return _nonconvex_collide(a, as_pose(Ta, "Ta"), b, as_pose(Tb, "Tb"), margin)
     ia, fa = a.flat
     ib, fb = b.flat
-    code = checked_overlap(ia, fa, Ta, ib, fb, Tb, float(margin), _workspace())
+    code = checked_overlap(ia, fa, Ta, ib, fb, Tb, float(margin), thread_workspace().pair)
     if code > 1:
         _raise_bad_pose(code, Ta, Tb)
     return code == 1
@@ -111,9 +105,7 @@ def distance(a: Shape, Ta: npt.ArrayLike, b: Shape, Tb: npt.ArrayLike) -> Distan
     Ta = _pose_array(Ta, "Ta")
     Tb = _pose_array(Tb, "Tb")
     if not convex:
-        from .bvh import nonconvex_distance
-
-        return nonconvex_distance(a, as_pose(Ta, "Ta"), b, as_pose(Tb, "Tb"))
+        return _nonconvex_distance(a, as_pose(Ta, "Ta"), b, as_pose(Tb, "Tb"))
     out = _distance_out(a, Ta, b, Tb)
     return DistanceResult(out.item(0), out[1:4], out[4:7], out[7:10])
 
@@ -135,3 +127,68 @@ def penetration(a: Shape, Ta: npt.ArrayLike, b: Shape, Tb: npt.ArrayLike) -> Pen
         raise ValueError("two non-parallel halfspaces overlap without bound: no finite depth")
     depth = max(0.0, -float(out[0]))
     return PenetrationResult(depth, out[7:10], out[1:4], out[4:7])
+
+
+# ---------------------------------------------------------------------------------------
+# non-convex shapes: a one-object scene in the shape's own frame
+
+_LOCAL_SCENES = ShapeCache(32)
+_NO_SEEDS = np.zeros((0, 2), np.int32)
+
+
+def _local_scene(shape: Shape):
+    """The shape in its own frame as a one-object `FlatScene` (cached by identity)."""
+    return _LOCAL_SCENES.get(
+        shape, lambda s: flatten([compile_object([(s, np.eye(4))], None)], open_ratio=None)
+    )
+
+
+def _rel(Ta, Tb):
+    """T_b_a = Tb^-1 Ta for rigid transforms, re-orthonormalised against round-off."""
+    Rb, tb = Tb[:3, :3], Tb[:3, 3]
+    out = np.eye(4)
+    out[:3, :3] = Rb.T @ Ta[:3, :3]
+    out[:3, 3] = Rb.T @ (Ta[:3, 3] - tb)
+    u, _, vt = np.linalg.svd(out[:3, :3])
+    out[:3, :3] = u @ vt
+    return out
+
+
+def _query_local(a, Ta, b, Tb, mode, bound):
+    """`a` against non-convex `b`, in b's frame (b's compiled form is reused across poses).
+    Returns (traversal result, scratch)."""
+    flat = _local_scene(b)
+    q = posed_block(a, _rel(Ta, Tb))
+    sc = thread_workspace().scratch(1, flat.tab.kind.shape[0])
+    n = traverse(flat, mode, q.tab, q.poses, q.lo, q.hi, 0, len(q), _NO_SEEDS, bound, True, sc)
+    if n == OVERFLOW:
+        raise RuntimeError("BVH traversal stack overflow")
+    return n, sc
+
+
+def _nonconvex_distance(a: Shape, Ta, b: Shape, Tb) -> DistanceResult:
+    """`distance` when either shape is non-convex (both may be): the minimum over their
+    convex primitives (a Mesh is its triangles: a surface). Poses validated by the caller."""
+    swap = isinstance(b, ConvexShape)  # the scene side must be non-convex: put it second
+    if swap:
+        a, Ta, b, Tb = b, Tb, a, Ta
+    _, sc = _query_local(a, Ta, b, Tb, DISTANCE, np.inf)
+    out = sc.best[0, :OUT_SIZE].copy()
+    sc.best[0, 0] = np.inf  # the scratch's contract: inf between queries
+    Rb, tb = Tb[:3, :3], Tb[:3, 3]
+    pa = Rb @ out[1:4] + tb
+    pb = Rb @ out[4:7] + tb
+    n = Rb @ out[7:10]
+    if swap:
+        pa, pb, n = pb, pa, -n
+    return DistanceResult(float(out[0]), pa, pb, n)
+
+
+def _nonconvex_collide(a: Shape, Ta, b: Shape, Tb, margin: float) -> bool:
+    """`collide` when either shape is non-convex: returns at the first primitive pair
+    within `margin`. Poses validated by the caller."""
+    if isinstance(b, ConvexShape):
+        a, Ta, b, Tb = b, Tb, a, Ta
+    n, sc = _query_local(a, Ta, b, Tb, COLLIDE, margin)
+    sc.hit[0] = 0  # the scratch's contract: all 0 between queries
+    return n > 0

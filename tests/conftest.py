@@ -26,7 +26,7 @@ SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 @pytest.fixture
 def rng():
-    """A seeded generator; never the global seed (STYLE §7)."""
+    """A seeded generator; never the global seed."""
     return np.random.default_rng(20261121)
 
 

@@ -1,4 +1,4 @@
-"""Every demo runs with small arguments (STYLE §8: `main(argv=None) -> int`)."""
+"""Every demo runs with small arguments (each has `main(argv=None) -> int`)."""
 
 import importlib
 

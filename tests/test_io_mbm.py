@@ -26,8 +26,8 @@ def test_every_problem_of_the_set_loads_with_start_goals_fixed_joints_and_scene(
         assert p.goals.shape == (len(r["goals"]), 7) and np.array_equal(p.goals, r["goals"])
         assert p.fixed_joints == {"panda_finger_joint1": 0.065, "panda_finger_joint2": 0.065}
         assert p.valid == r["valid"]
-        assert len(p.scene) == len(r["obstacles"])
-        assert [o.name for o in p.scene] == [o["name"] for o in r["obstacles"]]
+        assert len(p.obstacles) == len(r["obstacles"])
+        assert [o.name for o in p.obstacles] == [o["name"] for o in r["obstacles"]]
     assert ps[raw["problems"][3]["name"]] is ps.problems[3]
 
 
@@ -81,6 +81,11 @@ GOOD = {
             {"obstacles": [dict(GOOD["obstacles"][0], orientation_xyzw=[0, 0, 0, 0])]},
             "non-zero quaternion",
         ),
+        (  # a typo must not load as the identity rotation
+            {"obstacles": [dict(GOOD["obstacles"][0], orientation=[0, 0, 1, 0])]},
+            r"obstacles\[0\] \('b'\): unknown key 'orientation' \(known: .*orientation_xyzw",
+        ),
+        ({"goal": [[1, 1]]}, r"'s/0001': problem: unknown key 'goal'"),
     ],
 )
 def test_malformed_problem_files_name_the_problem_and_obstacle(tmp_path, change, match):
@@ -98,5 +103,7 @@ def test_bad_files(tmp_path):
         load_mbm(p)
     with pytest.raises(ValueError, match="joint_names"):
         load_mbm(_write(tmp_path, [GOOD], joint_names=[]))
+    with pytest.raises(ValueError, match="unknown key 'joints'"):
+        load_mbm(_write(tmp_path, [GOOD], joints=["j1", "j2"]))
     with pytest.raises(ValueError, match="missing field 'start'"):
         load_mbm(_write(tmp_path, [{k: v for k, v in GOOD.items() if k != "start"}]))

@@ -10,9 +10,9 @@ import trimesh
 
 import planning_collision as pc
 from planning_collision.geometry.clouds import PointCloud, VoxelGrid
-from planning_collision.io.scene_files import matrix_to_quat_xyzw, quat_xyzw_to_matrix
+from planning_collision.geometry.poses import matrix_to_quaternion, quat_xyzw_to_matrix
 from planning_collision.scene import Scene
-from tests.reference.sampling import random_pose, random_rotation
+from planning_collision.testing.sampling import random_pose, random_rotation
 
 
 def every_kind_scene(rng) -> Scene:
@@ -55,7 +55,7 @@ def test_quaternion_round_trip_is_xyzw(rng):
     )
     for _ in range(50):
         R = random_rotation(rng)
-        assert np.allclose(quat_xyzw_to_matrix(matrix_to_quat_xyzw(R)), R, atol=1e-12)
+        assert np.allclose(quat_xyzw_to_matrix(matrix_to_quaternion(R)), R, atol=1e-12)
 
 
 def test_json_round_trip_keeps_every_kind_names_and_answers(tmp_path, rng):
@@ -271,6 +271,28 @@ def _json(tmp_path, objects, **top):
             r"shapes\[0\].pose must have shape",
         ),
         ([{"name": "p", "shape": {"type": "pointcloud", "points": []}}], "PointCloud.points"),
+        (  # a typo must not load as the identity rotation
+            [
+                {
+                    "name": "b",
+                    "shape": {"type": "sphere", "radius": 1},
+                    "pose": {"orientation": [0, 0, 1, 0]},
+                }
+            ],
+            r"\('b'\): pose: unknown key 'orientation' \(known: orientation_xyzw, position\)",
+        ),
+        (
+            [{"name": "b", "shape": {"type": "box", "extents": [1, 1, 1], "size": [2, 2, 2]}}],
+            r"\('b'\): shape: unknown key 'size'",
+        ),
+        (
+            [{"name": "b", "shape": {"type": "sphere", "radius": 1}, "colour": "red"}],
+            r"\('b'\): object: unknown key 'colour'",
+        ),
+        (  # only a compound's parts take a pose
+            [{"name": "b", "shape": {"type": "sphere", "radius": 1, "pose": [0, 0, 1]}}],
+            r"\('b'\): shape: unknown key 'pose'",
+        ),
     ],
 )
 def test_malformed_json_scene_errors_name_the_object(tmp_path, objects, match):
@@ -288,6 +310,8 @@ def test_json_syntax_errors_name_the_line_and_bad_headers_are_refused(tmp_path):
         Scene.from_file(p)
     with pytest.raises(ValueError, match="version 7"):
         Scene.from_file(_json(tmp_path, [], version=7))
+    with pytest.raises(ValueError, match="unknown key 'obstacles'"):
+        Scene.from_file(_json(tmp_path, [], obstacles=[]))
     with pytest.raises(FileNotFoundError, match="nope.json"):
         Scene.from_file(tmp_path / "nope.json")
 

@@ -1,4 +1,4 @@
-"""The pair kernels also run as plain Python (NUMBA_DISABLE_JIT=1, STYLE §2) and agree
+"""The pair kernels also run as plain Python (NUMBA_DISABLE_JIT=1) and agree
 with their compiled form: coverage is measured that way, and a kernel that only works
 compiled hides its logic from the debugger."""
 

@@ -1,8 +1,8 @@
-"""Public queries against coal, python-fcl and closed forms (issue 2, "What it must show").
+"""Public queries against coal, python-fcl and closed forms (the criteria of planning_collision/testing/oracle.py).
 
 Random pairs of every type (21 pairs of {sphere, box, capsule, cylinder, cone, convex} and
 halfspace vs each), sizes 2-50 cm, about a third overlapping, plus pinned degenerate cases.
-Every pair goes through `tests.reference.oracle.check_pair`, whose docstring states each
+Every pair goes through `planning_collision.testing.oracle.check_pair`, whose docstring states each
 criterion, its tolerance, why that tolerance, and which peer decides it. This CI sample is
 seeded; `demos/oracle_sweep.py` runs the same checks on >= 20,000 pairs per type.
 """
@@ -29,7 +29,7 @@ from planning_collision import (  # noqa: E402
     Halfspace,
     Sphere,
 )
-from tests.reference import naive, oracle, peers, sampling  # noqa: E402
+from planning_collision.testing import naive, oracle, peers, sampling  # noqa: E402
 
 # Pairs per type in CI (27 types); ORACLE_PAIRS raises it locally. ~0.5 ms-3 ms per pair.
 N_PER_TYPE = int(os.environ.get("ORACLE_PAIRS", "200"))

@@ -1,4 +1,4 @@
-"""Self-consistency of the queries (STYLE §7, kind 3), with hypothesis.
+"""Self-consistency of the queries , with hypothesis.
 
 - swapping a pair gives the same distance and the negated normal;
 - moving both shapes by one rigid transform changes nothing (distance; normal rotates along);
@@ -45,7 +45,7 @@ DEPTH_TOL = 1e-3
 NORMAL_TOL = 1e-5
 NORMAL_TOL_CURVED = 1e-4
 
-# --- strategies: finite floats within scene bounds (STYLE §7)
+# --- strategies: finite floats within scene bounds
 
 size = st.floats(0.02, 0.5)
 coord = st.floats(-0.6, 0.6)
@@ -197,7 +197,7 @@ def test_collide_agrees_with_distance_away_from_contact(a, Ta, b, Tb, margin):
 def test_collide_agrees_with_distance_on_the_margin_grid(rng):
     """The same property on a dense 1-D sweep through contact: the verdict flips exactly
     once, where the distance crosses the margin (beyond the contact band)."""
-    from tests.reference.sampling import random_rotation
+    from planning_collision.testing.sampling import random_rotation
 
     a, b = Cone(0.1, 0.3), Box((0.1, 0.2, 0.3))
     R = np.eye(4)
@@ -215,7 +215,7 @@ def test_collide_agrees_with_distance_on_the_margin_grid(rng):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_batch_kernels_agree_with_single_calls(seed):
-    from tests.reference import sampling
+    from planning_collision.testing import sampling
 
     rng = np.random.default_rng(seed)
     pairs = [p for t in sampling.PAIR_TYPES for p in sampling.random_pairs(t, 12, rng)]

@@ -1,4 +1,4 @@
-"""The motion bound is never exceeded (DESIGN §6): along random straight edges, no vertex of
+"""The motion bound is never exceeded (robot/bounds.py): along random straight edges, no vertex of
 any link model moves farther than mu_i |t - s|, and for self-collision pairs no vertex moves
 farther in the pair's lowest-common-ancestor frame than the pair bound allows."""
 
@@ -10,7 +10,7 @@ import pytest
 
 import robots
 from planning_collision.geometry import Box, Convex, Cylinder, Sphere
-from planning_collision.kernels.fk import fk_link_poses
+from planning_collision.kernels.fk import fk
 from planning_collision.kernels.motion_bounds import motion_bounds
 
 N_TIMES = 50
@@ -99,17 +99,7 @@ def _worst_link_ratio(model, R, Q0, Q1, ts, vlink, vpts, slot):
     for i in range(Q0.shape[0]):
         for k in range(nt):
             q[:] = Q0[i] + ts[k] * (Q1[i] - Q0[i])
-            fk_link_poses(
-                model.parent,
-                model.jtype,
-                model.axis,
-                model.origin,
-                model.qidx,
-                model.mult,
-                model.offset,
-                q,
-                T[k],
-            )
+            fk(model, q, T[k])
         motion_bounds(R, Q0[i], Q1[i], mu)
         for v in range(vlink.shape[0]):
             li = vlink[v]

@@ -15,8 +15,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 import planning_collision as pc
-import planning_collision.scene as scene_module
-from planning_collision.bvh import build_bvh, build_bvh_forest, detail_filter, primitives
+from planning_collision.bvh import build_bvh, build_bvh_forest, sah_bvh_forest
 from planning_collision.geometry.clouds import PointCloud, VoxelGrid
 from planning_collision.kernels.bvh import (
     SAH_MAX_DEPTH,
@@ -24,8 +23,9 @@ from planning_collision.kernels.bvh import (
     overlap_components,
     wide_tree,
 )
-from planning_collision.scene import Scene, _group_forest
-from tests.reference.sampling import random_pose
+from planning_collision.primitives import detail_filter, primitives, query_block
+from planning_collision.scene import Scene
+from planning_collision.testing.sampling import random_pose
 
 
 def _T(x=0.0, y=0.0, z=0.0):
@@ -86,7 +86,7 @@ def test_bvh_forest_has_one_tree_per_segment(rng):
 def test_sah_forest_has_one_tree_per_segment_with_small_leaves(n, rng):
     lo, hi = random_boxes(rng, n)
     seg = rng.integers(0, 7, n)
-    bvh, roots = _group_forest(lo, hi, seg)
+    bvh, roots = sah_bvh_forest(lo, hi, seg)
     assert roots.size == np.unique(seg).size
     assert bvh.count.max() <= 4 and np.all(bvh.count[bvh.left >= 0] == 0)
     for s, r in zip(np.unique(seg), roots, strict=True):
@@ -300,7 +300,7 @@ def test_build_opens_mostly_empty_nodes_for_the_top_tree():
 def test_kcd_merges_groups_whose_boxes_overlap_into_a_multi_child_level(monkeypatch):
     # the per-object tree as KCD grouping builds it (the build's opening of mostly empty
     # nodes for the top tree is turned off: test_build_opens_mostly_empty_nodes_...)
-    monkeypatch.setattr(scene_module, "OPEN_RATIO", None)
+    monkeypatch.setattr(Scene, "open_ratio", None)
     # an L of two thin boxes plus a sphere in the L's corner region: the three parts are
     # pairwise disjoint but the sphere's box overlaps the union of the others' boxes
     s = Scene()
@@ -322,7 +322,7 @@ def test_kcd_fan_out_is_bounded_when_many_groups_overlap(rng):
     primitives are pairwise disjoint, but every L's box contains the smaller L's, so one
     level-2 component holds them all. It becomes a binary tree of nodes with at most FANOUT
     children, and queries still equal the per-part brute force."""
-    from planning_collision.scene import FANOUT
+    from planning_collision.kcd import FANOUT
 
     d, t, R = 0.05, 0.01, 1.0
     parts = []
@@ -498,7 +498,7 @@ def test_voxel_grid_helpers_agree():
 
 
 def test_scene_kernels_run_as_plain_python_with_numba_disabled():
-    """STYLE §2: every kernel also runs under NUMBA_DISABLE_JIT=1 (coverage is measured so)."""
+    """Every kernel also runs under NUMBA_DISABLE_JIT=1 (coverage is measured so)."""
     code = (
         "import numpy as np, planning_collision as pc\n"
         "from planning_collision.scene import Scene\n"
@@ -521,14 +521,13 @@ def test_scene_kernels_run_as_plain_python_with_numba_disabled():
 
 
 def test_nearest_only_kernels_write_one_row_and_the_batch_leaves_best_clean(rng):
-    from planning_collision.kernels.layout import OUT_SIZE
-    from planning_collision.kernels.pair import new_workspace
-    from planning_collision.kernels.scene_query import (
+    from planning_collision.kernels.scratch import new_scratch
+    from planning_collision.kernels.traversal import (
+        DISTANCE,
         scene_collide_batch,
-        scene_distance,
         scene_min_distance_batch,
+        traverse,
     )
-    from planning_collision.scene import query_block
 
     s = Scene()
     for _ in range(30):
@@ -540,31 +539,30 @@ def test_nearest_only_kernels_write_one_row_and_the_batch_leaves_best_clean(rng)
     blocks = [query_block(q, T) for T in poses]
     qlo = np.concatenate([b.lo for b in blocks])
     qhi = np.concatenate([b.hi for b in blocks])
-    ws = new_workspace()
-    stack = np.zeros((STACK_SIZE, 2), np.int32)
-    tmp = np.zeros(OUT_SIZE)
     n = int(f.n_obj[0])
+    sc = new_scratch(n, 1)
+    seeds = np.zeros((0, 2), np.int32)
     ref = np.array([s.min_distance(q, T).distance for T in poses])
     # one query, nearest only: row arg is the answer, every other row is left as it was
     for b, T in zip(blocks, poses, strict=True):
-        best = np.full((n, OUT_SIZE), 123.0)
-        arg = scene_distance(f, b.tab, b.poses, b.lo, b.hi, np.inf, False, best, ws, tmp, stack)
+        sc.best[:] = 123.0
+        best = sc.best
+        arg = traverse(f, DISTANCE, b.tab, b.poses, b.lo, b.hi, 0, 1, seeds, np.inf, False, sc)
         r = s.min_distance(q, T)
         assert arg == list(s.slot_ids).index(r.id)
         assert best[arg, 0] == r.distance and np.allclose(best[arg, 4:7], r.point_b)
         assert np.all(np.delete(best, arg, axis=0) == 123.0)
     # the batch: the same distances, and best back to inf for the next caller
-    best = np.full((n, OUT_SIZE), np.nan)
-    best[:, 0] = np.inf
+    sc.best[:] = np.nan
+    sc.best[:, 0] = np.inf
     out = np.empty(len(poses))
     tab = blocks[0].tab
-    assert scene_min_distance_batch(f, tab, poses, qlo, qhi, np.inf, best, ws, tmp, stack, out) == 0
+    assert scene_min_distance_batch(f, tab, poses, qlo, qhi, np.inf, sc, seeds, out) == 0
     assert np.array_equal(out, ref)
-    assert np.all(best[:, 0] == np.inf)
-    hit = np.zeros(n, np.uint8)
+    assert np.all(sc.best[:, 0] == np.inf)
     oi = np.empty(len(poses), np.int32)
-    assert scene_collide_batch(f, tab, poses, qlo, qhi, 0.0, hit, ws, stack, oi) == 0
-    assert np.array_equal(oi >= 0, ref <= 0) and not hit.any()
+    assert scene_collide_batch(f, tab, poses, qlo, qhi, 0.0, sc, seeds, oi) == 0
+    assert np.array_equal(oi >= 0, ref <= 0) and not sc.hit.any()
 
 
 @given(
@@ -574,7 +572,7 @@ def test_nearest_only_kernels_write_one_row_and_the_batch_leaves_best_clean(rng)
     bound=st.one_of(st.floats(-1.0, 2.0), st.just(np.inf)),
 )
 def test_squared_prune_test_equals_the_lower_bound_test(s, b, qr, bound):
-    from planning_collision.kernels.scene_query import _lower_bound, _pruned
+    from planning_collision.kernels.traversal import _lower_bound, _pruned
 
     lb = _lower_bound(s, b, qr)
     # away from a tie the squared test decides as the bound does; at a tie (within

@@ -1,4 +1,4 @@
-"""The scene demos run with small arguments and say what they measured (STYLE §8)."""
+"""The scene demos run with small arguments and say what they measured."""
 
 import pytest
 

@@ -22,7 +22,7 @@ Tolerances: distances agree to 1e-7 m (same pair kernel on the same primitives; 
 difference is only float round-off in how primitives are posed). Boolean answers are compared
 wherever the brute-force distance is not within 1e-9 m of the threshold (a touching pair can go
 either way on round-off). coal: separated distances to 1e-6 m (its certified accuracy, see
-tests/reference/peers.py), verdicts where |d| > 1e-6 m.
+planning_collision/testing/peers.py), verdicts where |d| > 1e-6 m.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ import trimesh
 
 import planning_collision as pc
 from planning_collision.geometry.clouds import PointCloud, VoxelGrid
-from planning_collision.geometry.compile import shape_table
+from planning_collision.geometry.pack import shape_table
 from planning_collision.kernels.pair import pair_distance_batch
 from planning_collision.scene import Scene
-from tests.reference.sampling import KINDS, random_pose, random_shape
+from planning_collision.testing.sampling import KINDS, random_pose, random_shape
 
 N_TOTAL = int(os.environ.get("PC_SCENE_ORACLE_N", "3000"))
 COAL_EVERY = 10
@@ -143,7 +143,7 @@ def check_queries(
 
 
 def check_coal(q, Tq, objects, ref, hits, stats):
-    from tests.reference.peers import coal_collide, coal_distance
+    from planning_collision.testing.peers import coal_collide, coal_distance
 
     for oid, shape, T in objects:
         parts = expand(shape, T)
@@ -182,7 +182,7 @@ def test_scene_queries_equal_brute_force_and_coal_on_every_mbm_scene(shared_data
     per = max(1, (N_TOTAL // 2) // len(problems))
     stats = {"queries": 0, "hits": 0, "edge": 0, "coal": 0}
     for p in problems:
-        scene = p.scene
+        scene = Scene.from_records(p.obstacles)
         objs = [(o.id, o.shape, o.T) for o in scene]
         brute = Brute(objs)
         f = scene.flat
@@ -272,7 +272,7 @@ def test_detail_filter_is_conservative_and_exact_above_the_threshold(rng):
 
 
 def _has_small(ob, v):
-    from planning_collision.bvh import primitives
+    from planning_collision.primitives import primitives
 
     parts = ob.shape if isinstance(ob.shape, list) else [(ob.shape, np.eye(4))]
     for s, Tl in parts:
@@ -284,9 +284,8 @@ def _has_small(ob, v):
 
 
 def test_nonconvex_pair_queries_equal_brute_force(rng):
-    """planning_collision.bvh.nonconvex_distance / nonconvex_collide (what pc.distance and
-    pc.collide call for a Mesh, PointCloud or VoxelGrid), either argument order."""
-    from planning_collision.bvh import nonconvex_collide, nonconvex_distance
+    """pc.distance and pc.collide with a Mesh, PointCloud or VoxelGrid (a one-object scene in
+    the shape's own frame, queries.py), either argument order."""
 
     shapes = [
         pc.Mesh.from_trimesh(trimesh.creation.icosphere(1, 0.3)),
@@ -299,30 +298,28 @@ def test_nonconvex_pair_queries_equal_brute_force(rng):
             Tq, Tb = random_pose(rng, 0.4), random_pose(rng, 0.4)
             brute = Brute([(0, b, Tb)])
             d = brute.per_object(q, Tq)[0]
-            r = nonconvex_distance(q, Tq, b, Tb)
+            r = pc.distance(q, Tq, b, Tb)
             assert abs(r.distance - d) <= DIST_TOL
             assert np.allclose(r.point_b - r.point_a, r.distance * r.normal, atol=1e-6)
-            r2 = nonconvex_distance(b, Tb, q, Tq)  # swapped: same distance, flipped normal
+            r2 = pc.distance(b, Tb, q, Tq)  # swapped: same distance, flipped normal
             assert abs(r2.distance - d) <= DIST_TOL
             assert np.allclose(r2.point_a, r.point_b, atol=1e-9)
             assert np.allclose(r2.normal, -r.normal, atol=1e-9)
             if abs(d) > EDGE:
-                assert nonconvex_collide(q, Tq, b, Tb) == (d <= 0)
-                assert nonconvex_collide(b, Tb, q, Tq) == (d <= 0)
+                assert pc.collide(q, Tq, b, Tb) == (d <= 0)
+                assert pc.collide(b, Tb, q, Tq) == (d <= 0)
             if abs(d - 0.05) > EDGE:
-                assert nonconvex_collide(q, Tq, b, Tb, 0.05) == (d <= 0.05)
+                assert pc.collide(q, Tq, b, Tb, 0.05) == (d <= 0.05)
 
 
 def test_mesh_mesh_distance_equals_min_over_triangle_pairs(rng):
-    from planning_collision.bvh import nonconvex_distance
-
     a = pc.Mesh.from_trimesh(trimesh.creation.box((0.3, 0.2, 0.1)))
     b = pc.Mesh.from_trimesh(trimesh.creation.icosphere(1, 0.2))
     for _ in range(20):
         Ta, Tb = random_pose(rng, 0.3), random_pose(rng, 0.3)
         brute = Brute([(0, b, Tb)])
         d = min(brute.per_object(s, T)[0] for s, T in expand(a, Ta))
-        assert abs(nonconvex_distance(a, Ta, b, Tb).distance - d) <= DIST_TOL
+        assert abs(pc.distance(a, Ta, b, Tb).distance - d) <= DIST_TOL
 
 
 def test_mbm_problem_file_is_what_the_scene_holds(shared_data):
@@ -333,8 +330,9 @@ def test_mbm_problem_file_is_what_the_scene_holds(shared_data):
     for f in sorted((shared_data / "mbm" / "panda").glob("*.json")):
         raw = json.loads(f.read_text())["problems"][0]
         p = load_mbm(f).problems[0]
-        assert len(p.scene) == len(raw["obstacles"])
-        for ob, o in zip(p.scene, raw["obstacles"], strict=False):
+        scene = Scene.from_records(p.obstacles)
+        assert len(scene) == len(raw["obstacles"])
+        for ob, o in zip(scene, raw["obstacles"], strict=True):
             assert ob.name == o["name"]
             assert np.allclose(ob.T[:3, 3], o["position"])
             if o["type"] == "box":

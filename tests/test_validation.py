@@ -1,4 +1,4 @@
-"""Bad input raises ValueError naming the field and the value (DESIGN §2, STYLE §5).
+"""Bad input raises ValueError naming the field and the value (conventions.py).
 
 Every case asserts the exception type *and* that the message names the field (e.g.
 ``Sphere.radius``, ``Tb``) and shows the offending value, so a user can find the mistake

@@ -1,7 +1,8 @@
 """Shapes, poses, convex hulls and their flat form."""
 
-from .compile import shape_table
 from .hull import HullData, convex_hull
+from .pack import shape_table
+from .poses import as_pose, as_poses, pose_matrix, quaternion_to_matrix
 from .shapes import (
     Box,
     Capsule,
@@ -14,7 +15,6 @@ from .shapes import (
     Shape,
     Sphere,
 )
-from .validate import as_pose
 
 __all__ = [
     "Box",
@@ -29,6 +29,9 @@ __all__ = [
     "Sphere",
     "HullData",
     "as_pose",
+    "as_poses",
+    "pose_matrix",
+    "quaternion_to_matrix",
     "convex_hull",
     "shape_table",
 ]

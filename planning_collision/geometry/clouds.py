@@ -1,6 +1,6 @@
-"""Point clouds and voxel grids: obstacles made of many small solid cells (DESIGN §3).
+"""Point clouds and voxel grids: obstacles made of many small solid cells.
 
-Both are non-convex shapes; a `Scene` (and `planning_collision.bvh.nonconvex_*`) keeps their
+Both are non-convex shapes; a `Scene` (and `planning_collision.distance` / `collide`) keeps their
 cells in a BVH:
 
 - ``PointCloud(points, radius)``: the union of balls of ``radius`` about each point (radius 0

@@ -13,10 +13,12 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-# Points closer than this (relative to the set's extent) are one point.
-_DEDUP_REL = 1e-12
-# A set whose smallest principal extent is below this fraction of its largest is flat.
-_FLAT_REL = 1e-9
+from ..kernels.tolerances import HULL_DEDUP_REL, HULL_FLAT_REL
+
+# Points closer than _DEDUP_REL (relative to the set's extent) are one point; a set whose
+# smallest principal extent is below _FLAT_REL of its largest is flat (kernels/tolerances.py).
+_DEDUP_REL = HULL_DEDUP_REL
+_FLAT_REL = HULL_FLAT_REL
 
 
 class HullData(NamedTuple):

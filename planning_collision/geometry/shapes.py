@@ -1,4 +1,4 @@
-"""Shapes: frozen dataclasses, validated on construction (DESIGN §2–3).
+"""Shapes: frozen dataclasses, validated on construction (conventions.py).
 
 Sizes are full sizes (FCL, MoveIt, trimesh): ``Box(extents)`` are side lengths;
 ``Cylinder``, ``Cone`` and ``Capsule`` lie along local z, centred at the origin, and
@@ -16,6 +16,10 @@ import functools
 import numpy as np
 import numpy.typing as npt
 
+from ..kernels import layout as L
+from ..kernels.tolerances import DEGENERATE_AREA, MIN_DIRECTION_NORM
+from .hull import convex_hull
+from .pack import TableRow, pack_single, point_less_row, shape_table
 from .validate import finite_array, finite_scalar, positive_scalar
 
 __all__ = [
@@ -49,15 +53,28 @@ class ConvexShape(Shape):
 
     __slots__ = ()
 
+    def table_row(self) -> TableRow:
+        """This shape as one row of a kernel `ShapeTable` (kernels/layout.py says what each
+        kind's parameters mean)."""
+        raise NotImplementedError
+
     @functools.cached_property
     def flat(self) -> tuple:
         """This shape alone as a one-shape `ShapeTable` packed into two arrays
-        ``(ints, floats)`` (see `geometry.compile.pack_single`); cached, shapes are
+        ``(ints, floats)`` (see `geometry.pack.pack_single`); cached, shapes are
         immutable. The public queries pass it straight to the compiled call, where numba's
         dispatch cost grows with the number of array arguments."""
-        from .compile import pack_single, shape_table
-
         return pack_single(shape_table([self]))
+
+
+def _params(**at) -> np.ndarray:
+    """A kernel parameter row: ``at`` maps an index (as "i<k>") to a value or sequence."""
+    p = np.zeros(L.N_PARAMS)
+    for k, v in at.items():
+        i = int(k[1:])
+        v = np.atleast_1d(np.asarray(v, np.float64))
+        p[i : i + v.size] = v
+    return p
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,6 +83,10 @@ class Sphere(ConvexShape):
 
     def __post_init__(self):
         object.__setattr__(self, "radius", positive_scalar("Sphere.radius", self.radius))
+
+    def table_row(self) -> TableRow:
+        r = self.radius
+        return point_less_row(L.SPHERE, _params(i0=r), [-r, -r, -r, r, r, r], r)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -79,6 +100,12 @@ class Box(ConvexShape):
         if np.any(e <= 0.0):
             raise ValueError(f"Box.extents must be > 0, got {e.tolist()}")
         object.__setattr__(self, "extents", _frozen_array(e))
+
+    def table_row(self) -> TableRow:
+        he = 0.5 * self.extents
+        return point_less_row(
+            L.BOX, _params(i1=he), np.concatenate([-he, he]), float(np.linalg.norm(he))
+        )
 
     def __eq__(self, other):
         return type(other) is Box and bool(np.array_equal(self.extents, other.extents))
@@ -100,6 +127,10 @@ class Capsule(ConvexShape):
             self, "length", positive_scalar("Capsule.length", self.length, allow_zero=True)
         )
 
+    def table_row(self) -> TableRow:
+        r, h = self.radius, 0.5 * self.length
+        return point_less_row(L.CAPSULE, _params(i0=r, i1=h), [-r, -r, -h - r, r, r, h + r], h + r)
+
 
 @dataclasses.dataclass(frozen=True)
 class Cylinder(ConvexShape):
@@ -109,6 +140,9 @@ class Cylinder(ConvexShape):
     def __post_init__(self):
         object.__setattr__(self, "radius", positive_scalar("Cylinder.radius", self.radius))
         object.__setattr__(self, "length", positive_scalar("Cylinder.length", self.length))
+
+    def table_row(self) -> TableRow:
+        return _axial_row(L.CYLINDER, self.radius, 0.5 * self.length)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,6 +155,14 @@ class Cone(ConvexShape):
     def __post_init__(self):
         object.__setattr__(self, "radius", positive_scalar("Cone.radius", self.radius))
         object.__setattr__(self, "length", positive_scalar("Cone.length", self.length))
+
+    def table_row(self) -> TableRow:
+        return _axial_row(L.CONE, self.radius, 0.5 * self.length)
+
+
+def _axial_row(kind: int, r: float, h: float) -> TableRow:
+    """Cylinder and cone: radius r, half length h along z."""
+    return point_less_row(kind, _params(i1=(r, h)), [-r, -r, -h, r, r, h], float(np.hypot(r, h)))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -146,9 +188,13 @@ class Convex(ConvexShape):
     @functools.cached_property
     def hull(self):
         """`HullData` (vertices and CSR adjacency) of the points; see geometry.hull."""
-        from .hull import convex_hull
-
         return convex_hull(self.points)
+
+    def table_row(self) -> TableRow:
+        v, r = self.hull.vertices, self.radius
+        aabb = np.concatenate([v.min(axis=0) - r, v.max(axis=0) + r])
+        brad = float(np.sqrt((v * v).sum(axis=1)).max()) + r
+        return TableRow(L.CONVEX, _params(i0=r), v, self.hull.adjstart, self.hull.adj, aabb, brad)
 
     def __eq__(self, other):
         return (
@@ -171,11 +217,16 @@ class Halfspace(ConvexShape):
     def __post_init__(self):
         n = finite_array("Halfspace.normal", self.normal, (3,))
         norm = float(np.linalg.norm(n))
-        if norm < 1e-12:
+        if norm < MIN_DIRECTION_NORM:
             raise ValueError(f"Halfspace.normal must be non-zero, got {n.tolist()}")
         off = finite_scalar("Halfspace.offset", self.offset)
         object.__setattr__(self, "normal", _frozen_array(n / norm))
         object.__setattr__(self, "offset", off / norm)
+
+    def table_row(self) -> TableRow:
+        inf = np.inf
+        params = _params(i1=self.normal, i4=self.offset)
+        return point_less_row(L.HALFSPACE, params, [-inf, -inf, -inf, inf, inf, inf], inf)
 
     def __eq__(self, other):
         return (
@@ -186,11 +237,6 @@ class Halfspace(ConvexShape):
 
     def __hash__(self):
         return hash((Halfspace, self.offset, self.normal.tobytes()))
-
-
-# A triangle whose area is below this (m^2) is degenerate: its normal is undefined and
-# GJK on it is a segment query in disguise. 1e-12 m^2 is a 1 µm x 2 µm triangle.
-DEGENERATE_AREA = 1e-12
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

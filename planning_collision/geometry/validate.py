@@ -1,4 +1,5 @@
-"""Boundary validation: every public entry converts and checks here, once (STYLE §5)."""
+"""Boundary validation of numbers and arrays: every public entry converts and checks here,
+once (poses: `geometry.poses`)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,6 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-
-# A rotation is accepted when R^T R is within this of the identity (float32-made poses
-# from ROS messages are good to ~1e-7; a sheared or scaled matrix is off by far more).
-ROTATION_TOL = 1e-6
 
 
 def positive_scalar(name: str, value, *, allow_zero: bool = False) -> float:
@@ -47,22 +44,6 @@ def finite_array(name: str, value, shape: tuple) -> npt.NDArray[np.float64]:
     if not np.all(np.isfinite(a)):
         bad = np.argwhere(~np.isfinite(a))[0]
         raise ValueError(f"{name} must be finite, got {a[tuple(bad)]!r} at index {tuple(bad)}")
-    return a
-
-
-def as_pose(T, name: str = "T") -> npt.NDArray[np.float64]:
-    """A 4x4 rigid transform as float64, checked: finite, last row (0,0,0,1), R orthonormal,
-    det R = +1. Returns a C-contiguous copy the caller may keep."""
-    a = finite_array(name, T, (4, 4)).copy()
-    if not np.allclose(a[3], (0.0, 0.0, 0.0, 1.0), atol=1e-12, rtol=0.0):
-        raise ValueError(f"{name} must have last row (0, 0, 0, 1), got {a[3].tolist()}")
-    R = a[:3, :3]
-    err = float(np.abs(R.T @ R - np.eye(3)).max())
-    if err > ROTATION_TOL or np.linalg.det(R) < 0.0:
-        raise ValueError(
-            f"{name} rotation must be orthonormal with det +1 (|R^T R - I| = {err:.3g}, "
-            f"det = {np.linalg.det(R):.6g})"
-        )
     return a
 
 

@@ -3,16 +3,18 @@ Thomason et al., ICRA 2024), in the neutral JSON of ``../shared/data/mbm/`` (its
 
 ::
 
-    from planning_collision.io.mbm import load_mbm
+    import planning_collision as pc
+    from planning_collision.io import load_mbm
 
     ps = load_mbm("../shared/data/mbm/panda/cage.json")
     p = ps.problems[0]
     p.name, p.start, p.goals, p.fixed_joints, p.valid
-    p.scene.collide_object(shape, T)          # obstacles in the robot base frame
+    scene = pc.Scene.from_records(p.obstacles)  # obstacles in the robot base frame
 
 Obstacles: ``box`` (``size`` = full edge lengths), ``cylinder`` (``radius``, ``length`` along
 local z, centred), ``sphere`` (``radius``); poses from ``position`` and ``orientation_xyzw``
-(scalar last). Malformed files raise ValueError naming the file, the problem and the obstacle.
+(scalar last); each becomes an `ObstacleRecord`. Malformed files, and keys the format does
+not define, raise ValueError naming the file, the problem and the obstacle.
 """
 
 from __future__ import annotations
@@ -24,10 +26,48 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from ..geometry.poses import pose_matrix
 from ..geometry.shapes import Box, Cylinder, Sphere
-from .scene_files import pose_matrix
+from .scene_files import ObstacleRecord, check_keys
 
-__all__ = ["Problem", "ProblemSet", "load_mbm", "scene_from_obstacles"]
+__all__ = ["Problem", "ProblemSet", "load_mbm", "obstacle_records"]
+
+_OBSTACLE_KEYS = (
+    "type",
+    "name",
+    "size",
+    "half_extents",
+    "radius",
+    "length",
+    "position",
+    "orientation_xyzw",
+)
+_PROBLEM_KEYS = (
+    "name",
+    "index",
+    "start",
+    "goals",
+    "valid",
+    "start_valid",
+    "goals_valid",
+    "valid_vamp_2024",
+    "other_joints",
+    "obstacles",
+)
+_TOP_KEYS = (
+    "format",
+    "robot",
+    "problem_set",
+    "source",
+    "source_blob",
+    "source_members",
+    "license",
+    "joint_names",
+    "frame",
+    "self_collision_pairs",
+    "conventions",
+    "problems",
+)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -36,7 +76,8 @@ class Problem:
 
     start : (d,) float64, rad (joint_names order); goals : (k, d) float64, any goal solves it;
     fixed_joints : joints held fixed (e.g. Panda fingers, m); valid : start and a goal are
-    collision-free per the file (VAMP's sphere model); scene : the obstacles (a `Scene`).
+    collision-free per the file (VAMP's sphere model); obstacles : `ObstacleRecord`s in the
+    robot base frame (``Scene.from_records(problem.obstacles)``).
     """
 
     name: str
@@ -48,8 +89,7 @@ class Problem:
     start_valid: bool | None
     goals_valid: tuple | None
     joint_names: tuple
-    scene: object
-    obstacles: tuple  # the raw obstacle records, for peers that build their own scene
+    obstacles: tuple  # of ObstacleRecord
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -79,6 +119,7 @@ class ProblemSet:
 def _obstacle_shape(o: dict, where: str):
     if not isinstance(o, dict):
         raise ValueError(f"{where} must be an object, got {type(o).__name__}")
+    check_keys(o, _OBSTACLE_KEYS, where)
     kind = o.get("type")
     try:
         if kind == "box":
@@ -97,19 +138,17 @@ def _obstacle_shape(o: dict, where: str):
     return shape, T
 
 
-def scene_from_obstacles(obstacles, where: str = "obstacles", min_size=None):
-    """A `Scene` from MBM obstacle records (one obstacle per record, named as in the file)."""
-    from ..scene import Scene
-
-    scene = Scene(min_size=min_size)
+def obstacle_records(obstacles, where: str = "obstacles") -> tuple:
+    """`ObstacleRecord`s of MBM obstacle dicts (named as in the file)."""
     if not isinstance(obstacles, list):
         raise ValueError(f"{where} must be a list")
+    out = []
     for k, o in enumerate(obstacles):
         name = o.get("name") if isinstance(o, dict) else None
         w = f"{where}[{k}]" + (f" ({name!r})" if name is not None else "")
         shape, T = _obstacle_shape(o, w)
-        scene.add(shape, T, name=name)
-    return scene
+        out.append(ObstacleRecord(name, shape, T))
+    return tuple(out)
 
 
 def _joints(v, n, where) -> np.ndarray:
@@ -122,7 +161,7 @@ def _joints(v, n, where) -> np.ndarray:
     return a
 
 
-def load_mbm(path, min_size=None) -> ProblemSet:
+def load_mbm(path) -> ProblemSet:
     """Load one MBM problem-set file (``mbm-neutral-v1``) as a `ProblemSet`."""
     path = Path(path)
     if not path.is_file():
@@ -133,6 +172,7 @@ def load_mbm(path, min_size=None) -> ProblemSet:
         raise ValueError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("problems"), list):
         raise ValueError(f'{path}: not a MotionBenchMaker problem file (no "problems" list)')
+    check_keys(doc, _TOP_KEYS, str(path))
     names = doc.get("joint_names")
     if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
         raise ValueError(f'{path}: "joint_names" must be a non-empty list of strings')
@@ -144,6 +184,7 @@ def load_mbm(path, min_size=None) -> ProblemSet:
         if not isinstance(p, dict):
             raise ValueError(f"{where} must be an object")
         try:
+            check_keys(p, _PROBLEM_KEYS, "problem")
             start = _joints(p["start"], d, "start")
             goals_raw = p["goals"]
             if not isinstance(goals_raw, list) or not goals_raw:
@@ -153,7 +194,7 @@ def load_mbm(path, min_size=None) -> ProblemSet:
             if not isinstance(fixed, dict):
                 raise ValueError("other_joints must be an object")
             fixed = {str(k): float(v) for k, v in fixed.items()}
-            scene = scene_from_obstacles(p.get("obstacles", []), "obstacles", min_size=min_size)
+            obstacles = obstacle_records(p.get("obstacles", []), "obstacles")
         except KeyError as e:
             raise ValueError(f"{where}: missing field {e.args[0]!r}") from None
         except (ValueError, TypeError) as e:
@@ -170,8 +211,7 @@ def load_mbm(path, min_size=None) -> ProblemSet:
                 start_valid=p.get("start_valid"),
                 goals_valid=tuple(gv) if isinstance(gv, list) else None,
                 joint_names=tuple(names),
-                scene=scene,
-                obstacles=tuple(p.get("obstacles", [])),
+                obstacles=obstacles,
             )
         )
     return ProblemSet(

@@ -11,8 +11,12 @@
 - anything else trimesh loads (``.stl``, ``.obj``, ``.ply``, ``.dae``, ``.glb``...): one `Mesh`
   obstacle (a multi-geometry file is concatenated).
 
-Malformed files raise ValueError naming the file and the line (``.scene``) or the object
-(``.json``); missing files FileNotFoundError.
+Readers return `ObstacleRecord`s (name, shape, pose); `Scene.from_file` and
+`Scene.from_records` build scenes from them, and writers take records back (anything with
+``name``, ``shape`` and ``T``, so a scene's own `Obstacle`s too). Malformed files raise
+ValueError naming the file and the line (``.scene``) or the object (``.json``); a JSON key
+the format does not define is refused by name (a typo must not load as a default);
+missing files raise FileNotFoundError.
 """
 
 from __future__ import annotations
@@ -20,13 +24,17 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from ..geometry.clouds import PointCloud, VoxelGrid
+from ..geometry.poses import as_pose, matrix_to_quaternion, pose_matrix
 from ..geometry.shapes import Box, Capsule, Cone, Convex, Cylinder, Halfspace, Mesh, Sphere
 
 __all__ = [
+    "ObstacleRecord",
+    "check_keys",
     "load_scene",
     "save_scene",
     "load_json_scene",
@@ -34,8 +42,6 @@ __all__ = [
     "load_moveit_scene",
     "save_moveit_scene",
     "load_mesh_file",
-    "quat_xyzw_to_matrix",
-    "pose_matrix",
     "FORMAT",
 ]
 
@@ -43,60 +49,23 @@ FORMAT = "planning_collision.scene"
 VERSION = 1
 
 
-def quat_xyzw_to_matrix(q, where: str = "orientation_xyzw") -> np.ndarray:
-    """(3, 3) rotation of a quaternion ``(x, y, z, w)`` (normalised here; zero raises)."""
-    try:
-        q = np.asarray(q, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{where} must be 4 numbers (x, y, z, w), got {q!r}") from None
-    if q.shape != (4,) or not np.all(np.isfinite(q)):
-        raise ValueError(f"{where} must be 4 finite numbers (x, y, z, w), got {q.tolist()}")
-    n = float(np.linalg.norm(q))
-    if n < 1e-9:
-        raise ValueError(f"{where} must be a non-zero quaternion, got {q.tolist()}")
-    x, y, z, w = q / n
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
+class ObstacleRecord(NamedTuple):
+    """One obstacle as a file holds it: ``shape`` a Shape or a compound list of
+    ``(Shape, T_object_part)`` pairs, ``T (4, 4)`` T_world_object."""
+
+    name: str | None
+    shape: object
+    T: np.ndarray
 
 
-def matrix_to_quat_xyzw(R) -> np.ndarray:
-    """Unit quaternion (x, y, z, w), w >= 0, of a rotation matrix (Shepperd's method)."""
-    R = np.asarray(R, dtype=np.float64)
-    tr = R[0, 0] + R[1, 1] + R[2, 2]
-    if tr > 0:
-        s = 2.0 * math.sqrt(tr + 1.0)
-        q = [(R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s, 0.25 * s]
-    elif R[0, 0] > R[1, 1] and R[0, 0] > R[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
-        q = [0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s, (R[2, 1] - R[1, 2]) / s]
-    elif R[1, 1] > R[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
-        q = [(R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s, (R[0, 2] - R[2, 0]) / s]
-    else:
-        s = 2.0 * math.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
-        q = [(R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s, (R[1, 0] - R[0, 1]) / s]
-    q = np.array(q)
-    q /= np.linalg.norm(q)
-    return -q if q[3] < 0 else q
-
-
-def pose_matrix(position, orientation_xyzw, where: str = "pose") -> np.ndarray:
-    """(4, 4) pose from a position (3,) and a quaternion (x, y, z, w)."""
-    try:
-        p = np.asarray(position, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{where}.position must be 3 numbers, got {position!r}") from None
-    if p.shape != (3,) or not np.all(np.isfinite(p)):
-        raise ValueError(f"{where}.position must be 3 finite numbers, got {position!r}")
-    T = np.eye(4)
-    T[:3, :3] = quat_xyzw_to_matrix(orientation_xyzw, f"{where}.orientation_xyzw")
-    T[:3, 3] = p
-    return T
+def check_keys(d: dict, allowed, where: str) -> None:
+    """ValueError naming the keys of `d` that are not in `allowed` (and the ones that are)."""
+    extra = [k for k in d if k not in allowed]
+    if extra:
+        raise ValueError(
+            f"{where}: unknown key{'s' if len(extra) > 1 else ''} "
+            f"{', '.join(repr(k) for k in extra)} (known: {', '.join(sorted(allowed))})"
+        )
 
 
 def load_mesh_file(path, scale=1.0) -> Mesh:
@@ -131,30 +100,28 @@ def load_mesh_file(path, scale=1.0) -> Mesh:
 # dispatch
 
 
-def load_scene(path, min_size=None):
-    """A `Scene` from ``.json``, ``.scene`` or a mesh file (see the module doc)."""
+def load_scene(path) -> list[ObstacleRecord]:
+    """The obstacles of a ``.json``, ``.scene`` or mesh file (see the module doc)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"scene file not found: {path}")
     suffix = path.suffix.lower()
     if suffix == ".json":
-        return load_json_scene(path, min_size=min_size)
+        return load_json_scene(path)
     if suffix == ".scene":
-        return load_moveit_scene(path, min_size=min_size)
-    from ..scene import Scene
-
-    scene = Scene(min_size=min_size)
-    scene.add(load_mesh_file(path), np.eye(4), name=path.stem)
-    return scene
+        return load_moveit_scene(path)
+    return [ObstacleRecord(path.stem, load_mesh_file(path), np.eye(4))]
 
 
-def save_scene(scene, path) -> None:
+def save_scene(records, path) -> None:
+    """Write obstacle records (anything with ``name``, ``shape``, ``T``: a scene's
+    `Scene.records()`) as ``.json`` or ``.scene``, chosen by the suffix."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".json":
-        return save_json_scene(scene, path)
+        return save_json_scene(records, path)
     if suffix == ".scene":
-        return save_moveit_scene(scene, path)
+        return save_moveit_scene(records, path)
     raise ValueError(f"cannot write scene file {path}: use a .json or .scene suffix")
 
 
@@ -170,25 +137,44 @@ def _req(d: dict, key: str, where: str):
     return d[key]
 
 
+_POSE_KEYS = ("position", "orientation_xyzw")
+# the keys each shape type takes besides "type" (and "pose" in a compound's part)
+_SHAPE_KEYS = {
+    "sphere": ("radius",),
+    "box": ("extents",),
+    "capsule": ("radius", "length"),
+    "cylinder": ("radius", "length"),
+    "cone": ("radius", "length"),
+    "convex": ("points", "radius"),
+    "halfspace": ("normal", "offset"),
+    "mesh": ("vertices", "faces", "file", "scale"),
+    "pointcloud": ("points", "radius"),
+    "voxelgrid": ("cells", "voxel_size", "origin"),
+}
+_OBJECT_KEYS = ("name", "pose", "shape", "shapes")
+_TOP_KEYS = ("format", "version", "objects", "name", "frame")
+
+
 def _json_pose(d, where) -> np.ndarray:
     if d is None:
         return np.eye(4)
     if isinstance(d, list):  # a 4x4 matrix
-        from ..geometry.validate import as_pose
-
         return as_pose(d, where)
     if not isinstance(d, dict):
         raise ValueError(f"{where} must be an object with position/orientation_xyzw or a 4x4 list")
+    check_keys(d, _POSE_KEYS, where)
     return pose_matrix(
         d.get("position", [0.0, 0.0, 0.0]), d.get("orientation_xyzw", [0, 0, 0, 1]), where
     )
 
 
-def _json_shape(d, where: str, base: Path):
+def _json_shape(d, where: str, base: Path, part: bool = False):
     kind = _req(d, "type", where)
     if not isinstance(kind, str):
         raise ValueError(f"{where}.type must be a string, got {kind!r}")
     kind = kind.lower()
+    if kind in _SHAPE_KEYS:
+        check_keys(d, ("type", *_SHAPE_KEYS[kind], *(("pose",) if part else ())), where)
     g = lambda k: _req(d, k, f"{where} ({kind})")  # noqa: E731
     if kind == "sphere":
         return Sphere(g("radius"))
@@ -219,10 +205,8 @@ def _json_shape(d, where: str, base: Path):
     )
 
 
-def load_json_scene(path, min_size=None):
-    """A `Scene` from the project's JSON format (docs/scene_format.md)."""
-    from ..scene import Scene
-
+def load_json_scene(path) -> list[ObstacleRecord]:
+    """The obstacles of a file in the project's JSON format (docs/scene_format.md)."""
     path = Path(path)
     text = path.read_text()
     try:
@@ -236,10 +220,11 @@ def load_json_scene(path, min_size=None):
             f"{path}: scene format version {doc.get('version')!r} is not supported "
             f"(expected {VERSION})"
         )
+    check_keys(doc, _TOP_KEYS, str(path))
     objs = doc.get("objects")
     if not isinstance(objs, list):
         raise ValueError(f'{path}: "objects" must be a list')
-    scene = Scene(min_size=min_size)
+    records = []
     for i, o in enumerate(objs):
         name = o.get("name") if isinstance(o, dict) else None
         where = f"objects[{i}]" + (f" ({name!r})" if name is not None else "")
@@ -248,6 +233,7 @@ def load_json_scene(path, min_size=None):
                 raise ValueError("must be a JSON object")
             if name is not None and not isinstance(name, str):
                 raise ValueError(f"name must be a string, got {name!r}")
+            check_keys(o, _OBJECT_KEYS, "object")
             T = _json_pose(o.get("pose"), "pose")
             if ("shape" in o) == ("shapes" in o):
                 raise ValueError('needs exactly one of "shape" or "shapes"')
@@ -259,25 +245,25 @@ def load_json_scene(path, min_size=None):
                     raise ValueError('"shapes" must be a non-empty list')
                 shape = [
                     (
-                        _json_shape(p, f"shapes[{k}]", path.parent),
+                        _json_shape(p, f"shapes[{k}]", path.parent, part=True),
                         _json_pose(
                             p.get("pose") if isinstance(p, dict) else None, f"shapes[{k}].pose"
                         ),
                     )
                     for k, p in enumerate(parts)
                 ]
-            scene.add(shape, T, name=name)
+            records.append(ObstacleRecord(name, shape, T))
         except FileNotFoundError as e:
             raise FileNotFoundError(f"{path}: {where}: {e}") from None
         except (ValueError, TypeError, KeyError) as e:
             raise ValueError(f"{path}: {where}: {e}") from None
-    return scene
+    return records
 
 
 def _pose_json(T) -> dict:
     return {
         "position": [float(x) for x in T[:3, 3]],
-        "orientation_xyzw": [float(x) for x in matrix_to_quat_xyzw(T[:3, :3])],
+        "orientation_xyzw": [float(x) for x in matrix_to_quaternion(T[:3, :3])],
     }
 
 
@@ -306,10 +292,10 @@ def _shape_json(s) -> dict:
     raise TypeError(f"cannot write a {type(s).__name__} to a scene file")
 
 
-def save_json_scene(scene, path) -> None:
-    """Write `scene` in the project's JSON format (meshes inline)."""
+def save_json_scene(records, path) -> None:
+    """Write obstacle records in the project's JSON format (meshes inline)."""
     objs = []
-    for ob in scene:
+    for ob in records:
         d = {"name": ob.name, "pose": _pose_json(ob.T)}
         if ob.name is None:
             del d["name"]
@@ -419,10 +405,8 @@ def _moveit_shape(tk: _Tokens):
     raise tk.error(f"unknown shape type {kind!r} (box, sphere, cylinder, cone, plane, mesh)", line)
 
 
-def load_moveit_scene(path, min_size=None):
-    """A `Scene` from MoveIt's ``.scene`` text format (module doc)."""
-    from ..scene import Scene
-
+def load_moveit_scene(path) -> list[ObstacleRecord]:
+    """The obstacles of a file in MoveIt's ``.scene`` text format (module doc)."""
     path = Path(path)
     lines = path.read_text().splitlines()
     tk = _Tokens(lines, path)
@@ -436,7 +420,7 @@ def load_moveit_scene(path, min_size=None):
             nxt = next((s.strip() for s in lines[k + 1 :] if s.strip()), "")
             new_format = " " in nxt
             break
-    scene = Scene(min_size=min_size)
+    records = []
     while True:
         got = tk.next_line()
         if got is None:
@@ -445,7 +429,7 @@ def load_moveit_scene(path, min_size=None):
             )
         s, ln = got
         if s == ".":
-            return scene
+            return records
         if not s.startswith("*"):
             raise tk.error(f"expected '* object name' or '.', got {s!r}", ln)
         name = s[1:].strip()
@@ -467,25 +451,23 @@ def load_moveit_scene(path, min_size=None):
                 tk.token("subframe name")
                 tk.pose(f"object {name!r} subframe pose")
         if parts:
-            try:
-                scene.add(parts, T, name=name)
-            except (ValueError, TypeError) as e:
-                raise ValueError(f"{path}:{ln + 1}: object {name!r}: {e}") from None
+            records.append(ObstacleRecord(name, parts, T))
 
 
-def save_moveit_scene(scene, path, name: str = "(noname)") -> None:
-    """Write `scene` as a MoveIt ``.scene`` file (new format, with object poses). Capsules,
-    Convex, PointCloud and VoxelGrid have no MoveIt text form: ValueError names the object."""
+def save_moveit_scene(records, path, name: str = "(noname)") -> None:
+    """Write obstacle records as a MoveIt ``.scene`` file (new format, with object poses).
+    Capsules, Convex, PointCloud and VoxelGrid have no MoveIt text form: ValueError names
+    the object."""
     fmt = lambda xs: " ".join(repr(float(x)) for x in xs)  # noqa: E731
     out = [name]
 
     def pose(T):
         out.append(fmt(T[:3, 3]))
-        out.append(fmt(matrix_to_quat_xyzw(T[:3, :3])))
+        out.append(fmt(matrix_to_quaternion(T[:3, :3])))
 
-    for ob in scene:
+    for k, ob in enumerate(records):
         parts = ob.shape if isinstance(ob.shape, list | tuple) else [(ob.shape, np.eye(4))]
-        label = ob.name if ob.name is not None else f"obstacle_{ob.id}"
+        label = ob.name if ob.name is not None else f"obstacle_{getattr(ob, 'id', k)}"
         out.append(f"* {label}")
         pose(ob.T)
         out.append(str(len(parts)))

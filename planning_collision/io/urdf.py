@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..kernels.tolerances import MIN_DIRECTION_NORM
+
 __all__ = [
     "URDFError",
     "URDFParseError",
@@ -184,15 +186,30 @@ def validate_urdf(path, package_dirs: dict | None = None) -> list[URDFError]:
 
 
 def _read(path, package_dirs):
+    """(URDFData, problems): the records of the URDF at `path` and every problem found."""
+    path = Path(path)
+    robot = _parse(path)
+    where = str(path)
+    if not robot.links:
+        raise URDFParseError(f"{where}: robot {robot.name!r} has no <link>")
+    problems: list[URDFError] = []
+    links = _links(robot, path, package_dirs, problems)
+    joints = _joints(robot, where, links, problems)
+    _check_mimics(joints, where, problems)
+    root = _root(links, joints, where, problems)
+    return URDFData(path.resolve(), robot.name, root, links, joints), problems
+
+
+def _parse(path: Path):
+    """The yourdfpy robot of the file (no meshes loaded), or URDFParseError."""
+    import xml.etree.ElementTree as ET
+
     import yourdfpy
 
-    path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"URDF file not found: {str(path)!r}")
     # yourdfpy recovers from malformed XML (it drops what it cannot read): a strict parse
     # first, so a truncated or broken file is an error rather than a smaller robot
-    import xml.etree.ElementTree as ET
-
     try:
         ET.parse(path)
     except ET.ParseError as e:
@@ -211,74 +228,114 @@ def _read(path, package_dirs):
             raise ValueError("no <robot name=...> element")
     except Exception as e:  # yourdfpy surfaces XML and schema problems as any exception
         raise URDFParseError(f"{path}: not a URDF that parses: {type(e).__name__}: {e}") from e
+    return robot
 
-    problems: list[URDFError] = []
-    where = str(path)
-    if not robot.links:
-        raise URDFParseError(f"{where}: robot {robot.name!r} has no <link>")
 
+def _positive(values, ctx: str, what: str) -> tuple:
+    """`values` as floats, all finite and > 0, else URDFLinkError."""
+    size = tuple(float(x) for x in values)
+    if not all(math.isfinite(x) and x > 0 for x in size):
+        raise URDFLinkError(f"{ctx}: {what} must be finite and > 0, got {size}")
+    return size
+
+
+def _collision(c, ctx: str, path: Path, package_dirs) -> CollisionElement:
+    """One ``<collision>`` element, checked."""
+    g = c.geometry
+    origin = _origin(c.origin)
+    if g is None:
+        raise URDFLinkError(f"{ctx} has no <geometry>")
+    if g.box is not None:
+        size = _positive(np.asarray(g.box.size, float).reshape(3), ctx, "box size (3 values)")
+        el = CollisionElement("box", origin, size)
+    elif g.cylinder is not None:
+        size = (g.cylinder.radius, g.cylinder.length)
+        el = CollisionElement(
+            "cylinder", origin, _positive(size, ctx, "cylinder radius and length")
+        )
+    elif g.sphere is not None:
+        el = CollisionElement("sphere", origin, _positive([g.sphere.radius], ctx, "sphere radius"))
+    elif g.mesh is not None:
+        f = resolve_filename(g.mesh.filename, path, package_dirs)
+        if f is None:
+            raise URDFMeshNotFoundError(
+                f"{ctx}: mesh file {g.mesh.filename!r} not found (package:// and "
+                f"relative paths resolved from {path.parent})"
+            )
+        sc = g.mesh.scale
+        sc = (1.0, 1.0, 1.0) if sc is None else tuple(np.broadcast_to(np.asarray(sc, float), 3))
+        if not all(math.isfinite(x) and x != 0 for x in sc):
+            raise URDFLinkError(f"{ctx}: mesh scale must be finite and non-zero, got {sc}")
+        el = CollisionElement("mesh", origin, (), str(f), sc)
+    else:
+        raise URDFLinkError(f"{ctx}: unsupported geometry (box, cylinder, sphere, mesh)")
+    if not np.all(np.isfinite(origin)):
+        raise URDFLinkError(f"{ctx}: origin must be finite, got {origin.tolist()}")
+    return el
+
+
+def _links(robot, path: Path, package_dirs, problems: list) -> dict:
+    """{name: LinkRecord} in file order; problems are appended to `problems`."""
     links = {}
     for lk in robot.links:
         if lk.name in links:
-            problems.append(URDFTreeError(f"{where}: link {lk.name!r} is defined twice"))
+            problems.append(URDFTreeError(f"{path}: link {lk.name!r} is defined twice"))
             continue
         cols = []
         for k, c in enumerate(lk.collisions):
-            g = c.geometry
-            ctx = f"{where}: link {lk.name!r} collision {k}"
-            origin = _origin(c.origin)
+            ctx = f"{path}: link {lk.name!r} collision {k}"
             try:
-                if g is None:
-                    raise URDFLinkError(f"{ctx} has no <geometry>")
-                if g.box is not None:
-                    size = tuple(float(x) for x in np.asarray(g.box.size, float).reshape(3))
-                    if not all(math.isfinite(x) and x > 0 for x in size):
-                        raise URDFLinkError(
-                            f"{ctx}: box size must be 3 finite values > 0, got {size}"
-                        )
-                    cols.append(CollisionElement("box", origin, size))
-                elif g.cylinder is not None:
-                    size = (float(g.cylinder.radius), float(g.cylinder.length))
-                    if not all(math.isfinite(x) and x > 0 for x in size):
-                        raise URDFLinkError(
-                            f"{ctx}: cylinder radius and length must be finite and > 0, got {size}"
-                        )
-                    cols.append(CollisionElement("cylinder", origin, size))
-                elif g.sphere is not None:
-                    r = float(g.sphere.radius)
-                    if not (math.isfinite(r) and r > 0):
-                        raise URDFLinkError(f"{ctx}: sphere radius must be finite and > 0, got {r}")
-                    cols.append(CollisionElement("sphere", origin, (r,)))
-                elif g.mesh is not None:
-                    f = resolve_filename(g.mesh.filename, path, package_dirs)
-                    if f is None:
-                        raise URDFMeshNotFoundError(
-                            f"{ctx}: mesh file {g.mesh.filename!r} not found (package:// and "
-                            f"relative paths resolved from {path.parent})"
-                        )
-                    sc = g.mesh.scale
-                    sc = (
-                        (1.0, 1.0, 1.0)
-                        if sc is None
-                        else tuple(np.broadcast_to(np.asarray(sc, float), 3))
-                    )
-                    if not all(math.isfinite(x) and x != 0 for x in sc):
-                        raise URDFLinkError(
-                            f"{ctx}: mesh scale must be finite and non-zero, got {sc}"
-                        )
-                    cols.append(CollisionElement("mesh", origin, (), str(f), sc))
-                else:
-                    raise URDFLinkError(
-                        f"{ctx}: unsupported geometry (box, cylinder, sphere, mesh)"
-                    )
-                if not np.all(np.isfinite(origin)):
-                    raise URDFLinkError(f"{ctx}: origin must be finite, got {origin.tolist()}")
+                cols.append(_collision(c, ctx, path, package_dirs))
             except URDFError as e:
                 problems.append(e)
             except (TypeError, ValueError) as e:
                 problems.append(URDFLinkError(f"{ctx}: {e}"))
         links[lk.name] = LinkRecord(lk.name, tuple(cols))
+    return links
 
+
+def _axis(j, ctx: str, problems: list) -> np.ndarray:
+    axis = np.array([1.0, 0.0, 0.0]) if j.axis is None else np.asarray(j.axis, float).reshape(3)
+    n = float(np.linalg.norm(axis))
+    if j.type in ("revolute", "continuous", "prismatic"):
+        if not (math.isfinite(n) and n > MIN_DIRECTION_NORM):
+            problems.append(
+                URDFJointError(f"{ctx}: axis must be finite and non-zero, got {axis.tolist()}")
+            )
+            n = 1.0
+    return axis / (n if n > MIN_DIRECTION_NORM else 1.0)
+
+
+def _limits(j, ctx: str, problems: list) -> tuple[float, float]:
+    lo, hi = -math.inf, math.inf
+    if j.type in ("revolute", "prismatic"):
+        if j.limit is None or j.limit.lower is None or j.limit.upper is None:
+            problems.append(URDFJointError(f"{ctx}: {j.type} joint needs <limit lower upper>"))
+        else:
+            lo, hi = float(j.limit.lower), float(j.limit.upper)
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+                problems.append(
+                    URDFJointError(
+                        f"{ctx}: limit must be finite with lower <= upper, got [{lo}, {hi}]"
+                    )
+                )
+    return lo, hi
+
+
+def _mimic(j, ctx: str, problems: list) -> tuple[str | None, float, float]:
+    if j.mimic is None:
+        return None, 1.0, 0.0
+    mult = 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier)
+    off = 0.0 if j.mimic.offset is None else float(j.mimic.offset)
+    if not (math.isfinite(mult) and math.isfinite(off)):
+        problems.append(
+            URDFJointError(f"{ctx}: mimic multiplier/offset must be finite, got {mult}, {off}")
+        )
+    return j.mimic.joint, mult, off
+
+
+def _joints(robot, where: str, links: dict, problems: list) -> dict:
+    """{name: JointRecord} in file order; problems are appended to `problems`."""
     joints = {}
     children = {}
     for j in robot.joints:
@@ -304,87 +361,60 @@ def _read(path, package_dirs):
         origin = _origin(j.origin)
         if not np.all(np.isfinite(origin)):
             problems.append(URDFJointError(f"{ctx}: origin must be finite, got {origin.tolist()}"))
-        axis = np.array([1.0, 0.0, 0.0]) if j.axis is None else np.asarray(j.axis, float).reshape(3)
-        n = float(np.linalg.norm(axis))
-        if j.type in ("revolute", "continuous", "prismatic"):
-            if not (math.isfinite(n) and n > 1e-12):
-                problems.append(
-                    URDFJointError(f"{ctx}: axis must be finite and non-zero, got {axis.tolist()}")
-                )
-                n = 1.0
-        axis = axis / (n if n > 1e-12 else 1.0)
-        lo, hi = -math.inf, math.inf
-        if j.type in ("revolute", "prismatic"):
-            if j.limit is None or j.limit.lower is None or j.limit.upper is None:
-                problems.append(URDFJointError(f"{ctx}: {j.type} joint needs <limit lower upper>"))
-            else:
-                lo, hi = float(j.limit.lower), float(j.limit.upper)
-                if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
-                    problems.append(
-                        URDFJointError(
-                            f"{ctx}: limit must be finite with lower <= upper, got [{lo}, {hi}]"
-                        )
-                    )
-        mimic = None
-        mult, off = 1.0, 0.0
-        if j.mimic is not None:
-            mimic = j.mimic.joint
-            mult = 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier)
-            off = 0.0 if j.mimic.offset is None else float(j.mimic.offset)
-            if not (math.isfinite(mult) and math.isfinite(off)):
-                problems.append(
-                    URDFJointError(
-                        f"{ctx}: mimic multiplier/offset must be finite, got {mult}, {off}"
-                    )
-                )
+        axis = _axis(j, ctx, problems)
+        lo, hi = _limits(j, ctx, problems)
+        mimic, mult, off = _mimic(j, ctx, problems)
         joints[j.name] = JointRecord(
             j.name, j.type, j.parent, j.child, origin, axis, lo, hi, mimic, mult, off
         )
+    return joints
 
+
+def _check_mimics(joints: dict, where: str, problems: list) -> None:
     for j in joints.values():
-        if j.mimic is not None:
-            m = joints.get(j.mimic)
-            if m is None:
-                problems.append(
-                    URDFJointError(f"{where}: joint {j.name!r} mimics unknown joint {j.mimic!r}")
-                )
-            elif m.mimic is not None:
-                problems.append(
-                    URDFJointError(
-                        f"{where}: joint {j.name!r} mimics {m.name!r}, itself a mimic joint"
-                    )
-                )
-            elif m.type not in ("revolute", "continuous", "prismatic"):
-                problems.append(
-                    URDFJointError(f"{where}: joint {j.name!r} mimics {m.type} joint {m.name!r}")
-                )
+        if j.mimic is None:
+            continue
+        m = joints.get(j.mimic)
+        if m is None:
+            problems.append(
+                URDFJointError(f"{where}: joint {j.name!r} mimics unknown joint {j.mimic!r}")
+            )
+        elif m.mimic is not None:
+            problems.append(
+                URDFJointError(f"{where}: joint {j.name!r} mimics {m.name!r}, itself a mimic joint")
+            )
+        elif m.type not in ("revolute", "continuous", "prismatic"):
+            problems.append(
+                URDFJointError(f"{where}: joint {j.name!r} mimics {m.type} joint {m.name!r}")
+            )
 
+
+def _root(links: dict, joints: dict, where: str, problems: list) -> str:
+    """The root link; a tree problem (several roots, unreachable links) is appended."""
+    children = {j.child for j in joints.values()}
     roots = [ln for ln in links if ln not in children]
-    root = roots[0] if roots else ""
     if len(roots) != 1:
         problems.append(
             URDFTreeError(
                 f"{where}: the links must form one tree with one root, found roots {roots}"
             )
         )
-    else:
-        # reachability from the root (a cycle leaves links unreachable)
-        kids = {}
-        for j in joints.values():
-            kids.setdefault(j.parent, []).append(j.child)
-        seen, stack = set(), [root]
-        while stack:
-            ln = stack.pop()
-            if ln in seen:
-                continue
-            seen.add(ln)
-            stack.extend(kids.get(ln, ()))
-        missing = [ln for ln in links if ln not in seen]
-        if missing:
-            problems.append(
-                URDFTreeError(
-                    f"{where}: links {missing} are not reachable from root {root!r} (cycle?)"
-                )
-            )
-
-    return URDFData(path.resolve(), robot.name, root, links, joints), problems
+        return roots[0] if roots else ""
+    root = roots[0]
+    # reachability from the root (a cycle leaves links unreachable)
+    kids = {}
+    for j in joints.values():
+        kids.setdefault(j.parent, []).append(j.child)
+    seen, stack = set(), [root]
+    while stack:
+        ln = stack.pop()
+        if ln in seen:
+            continue
+        seen.add(ln)
+        stack.extend(kids.get(ln, ()))
+    missing = [ln for ln in links if ln not in seen]
+    if missing:
+        problems.append(
+            URDFTreeError(f"{where}: links {missing} are not reachable from root {root!r} (cycle?)")
+        )
+    return root

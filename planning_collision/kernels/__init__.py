@@ -1,1 +1,1 @@
-"""Numba kernels on flat arrays. Nothing here sees a Python object (DESIGN §1)."""
+"""Numba kernels on flat arrays. Nothing here sees a Python object (docs/architecture.md)."""

@@ -1,4 +1,4 @@
-"""The one decorator every kernel uses (STYLE §2).
+"""The one decorator every kernel uses.
 
 `cache=True` keeps the first-call compile cost to once per machine; `nogil=True` lets a
 caller run kernels from threads; `error_model="numpy"` makes 0/0 a NaN instead of an

@@ -1,13 +1,14 @@
-"""BVH kernels: AABB tests, fixed-stack traversal, and overlap grouping (STYLE §3).
+"""BVH kernels: AABB tests, fixed-stack traversal, and overlap grouping.
 
-`FlatBVH` (STYLE §3): ``lo, hi (m, 3)`` node boxes, ``left, right, first, count (m,)`` int32,
+`FlatBVH`: ``lo, hi (m, 3)`` node boxes, ``left, right, first, count (m,)`` int32,
 ``order (n,)`` int32. A node is a leaf when ``count > 0``; a leaf holds the primitives
 ``order[first:first+count]``; an internal node has two children ``left``, ``right``. A forest
 (several trees in one set of arrays) is the same layout with several roots.
 
-Traversal uses a caller-allocated int32 stack. A binary tree built by median split
-(planning_collision.bvh) has depth <= ceil(log2(n)) + 1, so a stack of 2 * 64 entries never
-overflows for any array numpy can hold; kernels still check and report overflow.
+Traversals use a caller-allocated int32 stack of STACK_SIZE entries. A binary tree built
+by median split has depth <= ceil(log2(n)) + 1, and the SAH builder here bounds depth by
+SAH_MAX_DEPTH + ceil(log2(n)), so the stack never overflows for any array numpy can hold;
+kernels still check and report overflow.
 """
 
 from collections import namedtuple
@@ -31,55 +32,6 @@ def aabb_overlap(alo, ahi, blo, bhi, margin):
         if alo[k] - bhi[k] > margin or blo[k] - ahi[k] > margin:
             return False
     return True
-
-
-@kernel
-def aabb_sqdist(alo, ahi, blo, bhi):
-    """Squared Euclidean distance between two boxes (0 when they overlap). A lower bound
-    on the squared distance between anything inside them."""
-    s = 0.0
-    for k in range(3):
-        g = alo[k] - bhi[k]
-        if g < blo[k] - ahi[k]:
-            g = blo[k] - ahi[k]
-        if g > 0.0:
-            s += g * g
-    return s
-
-
-@kernel
-def bvh_query_aabb(bvh, root, plo, phi, qlo, qhi, margin, stack, out):
-    """Primitives of the tree at `root` whose own box (plo[p], phi[p]) overlaps (qlo, qhi)
-    within `margin`.
-
-    Writes primitive indices into out (caller sizes it to n); returns how many, or -1 on
-    stack overflow.
-    """
-    nout = 0
-    if bvh.lo.shape[0] == 0:
-        return 0
-    sp = 0
-    stack[sp] = root
-    sp += 1
-    while sp > 0:
-        sp -= 1
-        nd = stack[sp]
-        if not aabb_overlap(bvh.lo[nd], bvh.hi[nd], qlo, qhi, margin):
-            continue
-        if bvh.count[nd] > 0:
-            for j in range(bvh.first[nd], bvh.first[nd] + bvh.count[nd]):
-                p = bvh.order[j]
-                # a leaf box bounds several primitives: test each one's own box
-                if nout < out.shape[0] and aabb_overlap(plo[p], phi[p], qlo, qhi, margin):
-                    out[nout] = p
-                    nout += 1
-        else:
-            if sp + 2 > stack.shape[0]:
-                return -1
-            stack[sp] = bvh.left[nd]
-            stack[sp + 1] = bvh.right[nd]
-            sp += 2
-    return nout
 
 
 @kernel

@@ -21,6 +21,7 @@ import math
 from ._jit import hot_kernel
 from .gjk import LAM, SA, SB, WS_SIZE, W
 from .support import core_support_world
+from .tolerances import EPA_ABS_TOL, EPA_REL_TOL, EPA_VISIBLE_TOL
 
 MAX_VERTS = 256
 MAX_FACES = 4 * MAX_VERTS + 64
@@ -37,14 +38,8 @@ _FD = _FN + 3 * MAX_FACES
 _E = _FD + MAX_FACES
 _TMP = _E + 2 * MAX_EDGES
 EPA_WS_END = _TMP + 6
-# Converged when the new support point is within this of the nearest face (m, + relative).
-# Well above round-off on purpose: support points that land on a flat region of D within
-# round-off of the nearest face only add sliver faces with unstable normals.
-EPA_ABS_TOL = 1e-8
-EPA_REL_TOL = 1e-8
-# A face is visible from a new point farther out than this (m, times 1 + |D|). Below the
-# convergence tolerance, so the face being split is always visible.
-VISIBLE_TOL = 1e-10
+# Convergence and visibility tolerances: kernels/tolerances.py says why they are what they are.
+VISIBLE_TOL = EPA_VISIBLE_TOL
 
 
 @hot_kernel

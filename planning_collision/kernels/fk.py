@@ -1,4 +1,4 @@
-"""Forward kinematics over a flat kinematic tree (DESIGN §6, STYLE §3 `RobotModel`).
+"""Forward kinematics over a flat kinematic tree (`RobotModel`; robot/kinematics.py builds it).
 
 A robot is compiled once into a `RobotModel` of arrays, links ordered parents before
 children, so FK is one forward loop (as in pytorch_kinematics): for link ``i`` with parent
@@ -157,17 +157,7 @@ def fk(model, q, out):
 def fk_batch(model, Q, out):
     """Link poses for every row of Q (m, dof) into out (m, n_links, 4, 4)."""
     for k in range(Q.shape[0]):
-        fk_link_poses(
-            model.parent,
-            model.jtype,
-            model.axis,
-            model.origin,
-            model.qidx,
-            model.mult,
-            model.offset,
-            Q[k],
-            out[k],
-        )
+        fk(model, Q[k], out[k])
 
 
 @kernel

@@ -1,7 +1,7 @@
 """GJK on sphere-swept convex cores (Gilbert, Johnson, Keerthi 1988).
 
 The distance between two SSCH shapes is the distance between their cores minus the two
-sweep radii (DESIGN §3), so GJK runs on cores only. The closest point of the current simplex
+sweep radii (kernels/layout.py), so GJK runs on cores only. The closest point of the current simplex
 to the origin is found with signed volumes (Montanari, Petrinic, Barbieri 2017, "Improving
 the GJK algorithm for faster and more reliable distance queries between convex objects"):
 barycentric coordinates from signed areas/volumes, and only the sub-faces whose opposite
@@ -26,6 +26,7 @@ import math
 
 from ._jit import hot_kernel, inline_kernel
 from .support import core_support_xyz, table_arrays
+from .tolerances import GJK_ABS_TOL, GJK_REL_TOL, GJK_ZERO_TOL
 
 W = 0
 SA = 12
@@ -44,11 +45,11 @@ OVERLAP = 1  # the cores intersect (origin in D, or |v| at round-off level)
 BEYOND = 2  # stopped early: the lower bound already exceeds `stop_above`
 WITHIN = 3  # stopped early: the upper bound |v| is already <= `stop_below`
 
-# Convergence: stop when the duality gap |v| - v.w/|v| is below ABS_TOL + REL_TOL * |v|.
-ABS_TOL = 1e-11
-REL_TOL = 1e-10
-# |v| below this (m) counts as core contact (origin on or in D).
-ZERO_TOL = 1e-12
+# Convergence: stop when the duality gap |v| - v.w/|v| is below ABS_TOL + REL_TOL * |v|;
+# |v| below ZERO_TOL counts as core contact (kernels/tolerances.py).
+ABS_TOL = GJK_ABS_TOL
+REL_TOL = GJK_REL_TOL
+ZERO_TOL = GJK_ZERO_TOL
 
 
 @hot_kernel

@@ -5,7 +5,7 @@ argument). Shape `i` of a table:
 
 - ``kind[i]``: one of the kind codes below;
 - ``params[i, :]`` (8 floats): ``params[i, 0]`` is always the sweep radius ``r`` (the shape
-  is ``core ⊕ ball(r)``, DESIGN §3); the rest depends on the kind:
+  is ``core ⊕ ball(r)``, a sphere-swept convex hull); the rest depends on the kind:
 
   =========  =======================================================================
   SPHERE     core = the origin; r = radius

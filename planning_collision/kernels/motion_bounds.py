@@ -1,4 +1,4 @@
-"""Motion bounds along straight joint-space edges (DESIGN §6; KCD, KCCD).
+"""Motion bounds along straight joint-space edges (robot/bounds.py; KCD, KCCD).
 
 For a straight edge ``q(t) = q0 + t (q1 - q0)``, no point of body ``i`` moves farther than
 ``mu_i * |t - s|`` between times ``s`` and ``t``, where

@@ -3,7 +3,7 @@
 `pair_distance` and `pair_overlap` dispatch on the two kinds: halfspaces and the closed
 forms (point/segment cores: sphere, capsule; sphere-box) first, GJK (+ EPA when the cores
 overlap) for everything else. A reversed pair is answered by swapping the arguments and
-flipping the result (STYLE §1), so each closed form is written once, in canonical order.
+flipping the result (as coal does), so each closed form is written once, in canonical order.
 
 Output layout (``out``, 10 floats, world frame): out[0] signed distance, out[1:4] point on a,
 out[4:7] point on b, out[7:10] unit normal from a to b, with pb - pa = distance * normal.
@@ -29,6 +29,7 @@ from .gjk import (
 from .halfspace import convex_halfspace_distance
 from .layout import BOX, CAPSULE, HALFSPACE, OUT_SIZE, SPHERE
 from .sphere_box import sphere_box_distance
+from .tolerances import WITNESS_MIN_NORM
 
 # pair_distance status
 EXACT = 0  # separated, exact distance and witnesses
@@ -127,7 +128,7 @@ def _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
         ny = pby - pay
         nz = pbz - paz
         dl = math.sqrt(nx * nx + ny * ny + nz * nz)
-        if dl > 1e-12:
+        if dl > WITNESS_MIN_NORM:
             nx /= dl
             ny /= dl
             nz /= dl
@@ -192,7 +193,8 @@ def pair_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
 def pair_overlap(tab_a, ia, T_a, tab_b, ib, T_b, margin, ws):
     """True iff the signed distance is <= margin (margin 0: touching counts as collision).
 
-    GJK stops at the first direction that proves either answer (DESIGN §4).
+    GJK stops at the first direction that proves either answer (KCCD's rule: stop as soon
+    as the answer is known).
     """
     ka = tab_a.kind[ia]
     kb = tab_b.kind[ib]

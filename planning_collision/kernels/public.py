@@ -13,14 +13,12 @@ import numpy as np
 from ._jit import kernel
 from .layout import ShapeTable
 from .pair import pair_distance, pair_overlap
+from .tolerances import LAST_ROW_TOL, ROTATION_TOL
 
 POSE_OK = 0
 POSE_NOT_FINITE = 1
 POSE_LAST_ROW = 2
 POSE_NOT_RIGID = 3
-
-# Same tolerance as geometry.validate.ROTATION_TOL (kept equal by a test).
-ROTATION_TOL = 1e-6
 
 
 @kernel
@@ -30,9 +28,9 @@ def pose_check(T):
         for j in range(4):
             if not np.isfinite(T[i, j]):
                 return POSE_NOT_FINITE
-    if abs(T[3, 0]) > 1e-12 or abs(T[3, 1]) > 1e-12 or abs(T[3, 2]) > 1e-12:
+    if abs(T[3, 0]) > LAST_ROW_TOL or abs(T[3, 1]) > LAST_ROW_TOL or abs(T[3, 2]) > LAST_ROW_TOL:
         return POSE_LAST_ROW
-    if abs(T[3, 3] - 1.0) > 1e-12:
+    if abs(T[3, 3] - 1.0) > LAST_ROW_TOL:
         return POSE_LAST_ROW
     for i in range(3):
         for j in range(3):

@@ -1,4 +1,4 @@
-"""Batch self-collision sampling for the allowed-collision matrix (DESIGN §6).
+"""Batch self-collision sampling for the allowed-collision matrix (robot/acm.py).
 
 MoveIt's setup assistant samples random configurations and counts, per link pair, how often
 the pair collides; pairs that never (or nearly always) collide are allowed. One compiled
@@ -7,7 +7,7 @@ configuration, so 10,000 Panda samples take seconds.
 """
 
 from ._jit import kernel
-from .fk import fk_link_poses, piece_poses
+from .fk import fk, piece_poses
 from .pair import pair_overlap
 
 
@@ -34,17 +34,7 @@ def count_link_pair_collisions(
     pairs before GJK. link_buf (n_links, 4, 4), piece_buf (n_pieces, 4, 4): scratch.
     """
     for k in range(Q.shape[0]):
-        fk_link_poses(
-            model.parent,
-            model.jtype,
-            model.axis,
-            model.origin,
-            model.qidx,
-            model.mult,
-            model.offset,
-            Q[k],
-            link_buf,
-        )
+        fk(model, Q[k], link_buf)
         piece_poses(link_buf, piece_link, piece_pose, piece_buf)
         for p in range(pairs.shape[0]):
             a = pairs[p, 0]

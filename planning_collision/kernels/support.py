@@ -1,4 +1,4 @@
-"""Support functions of shape cores (DESIGN §3): the point of the core farthest along d.
+"""Support functions of shape cores (kernels/layout.py): the point of the core farthest along d.
 
 The sweep radius (``params[0]``) is not included: GJK works on cores and subtracts radii.
 Analytic for sphere, capsule, box, cylinder and cone; point sets are searched by brute force

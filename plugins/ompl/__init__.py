@@ -1,4 +1,4 @@
-"""OMPL adapters (DESIGN §8): StateValidityChecker, MotionValidator, setup helpers.
+"""OMPL adapters (docs/architecture.md): StateValidityChecker, MotionValidator, setup helpers.
 
-They come with the checker (DESIGN §7); this package holds them when they land.
+They come with the checker (planning_collision.checker); this package holds them when they land.
 """

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from planning_collision import Box, Capsule, Cone, Convex, Cylinder, Halfspace, Sphere
+from planning_collision import Box, Capsule, Cone, Convex, Cylinder, Halfspace, Mesh, Sphere
 
 from .naive import hull_of
 
@@ -55,6 +55,11 @@ _POINT_RADIUS = 1e-12
 
 # ---------------------------------------------------------------------------------------
 # coal
+
+
+def coal_transform(T):
+    """A coal Transform3s of a 4x4 pose."""
+    return _coal_tf(T)
 
 
 def _coal_tf(T):
@@ -105,6 +110,13 @@ def to_coal(shape, T):
         return coal.Cone(shape.radius, shape.length), T
     if isinstance(shape, Halfspace):
         return coal.Halfspace(np.asarray(shape.normal, dtype=np.float64), float(shape.offset)), T
+    if isinstance(shape, Mesh):  # a triangle BVH (OBBRSS): a surface, as ours
+        m = coal.BVHModelOBBRSS()
+        m.beginModel(shape.faces.shape[0], shape.vertices.shape[0])
+        m.addVertices(np.ascontiguousarray(shape.vertices))
+        m.addTriangles(np.ascontiguousarray(shape.faces))
+        m.endModel()
+        return m, T
     if isinstance(shape, Convex):
         v, tri, dim = hull_of(shape.points)
         if dim == 0:
@@ -205,6 +217,12 @@ def to_fcl(shape):
         return fcl.Cone(shape.radius, shape.length)
     if isinstance(shape, Halfspace):
         return fcl.Halfspace(np.asarray(shape.normal, dtype=np.float64), float(shape.offset))
+    if isinstance(shape, Mesh):  # a triangle BVH (OBBRSS): a surface, as ours
+        m = fcl.BVHModel()
+        m.beginModel(shape.faces.shape[0], shape.vertices.shape[0])
+        m.addSubModel(np.ascontiguousarray(shape.vertices), np.ascontiguousarray(shape.faces))
+        m.endModel()
+        return m
     if isinstance(shape, Convex):
         if shape.radius > 0.0:
             return None

@@ -1,7 +1,7 @@
 """Random shapes and poses for oracle tests, the full sweep and the benchmark.
 
 One generator for all three, so the CI sample is a prefix-alike of the sweep: sizes 2-50 cm
-(issue 2), uniformly random rotations, and the second shape placed along a random direction
+uniformly random rotations, and the second shape placed along a random direction
 at a random fraction of the two bounding radii so that roughly a third of pairs overlap.
 All randomness comes from the `np.random.Generator` passed in.
 """
@@ -13,6 +13,7 @@ import itertools
 import numpy as np
 
 from planning_collision import Box, Capsule, Cone, Convex, Cylinder, Halfspace, Sphere
+from planning_collision.geometry.poses import quaternion_to_matrix
 
 KINDS = ("sphere", "box", "capsule", "cylinder", "cone", "convex")
 
@@ -21,22 +22,28 @@ PAIR_TYPES = [(a, b) for a, b in itertools.combinations_with_replacement(KINDS, 
     ("halfspace", k) for k in KINDS
 ]
 
-SIZE_MIN, SIZE_MAX = 0.02, 0.5  # metres (issue 2: "random sizes from 2 cm to 50 cm")
+SIZE_MIN, SIZE_MAX = 0.02, 0.5  # metres: sizes from 2 cm to 50 cm
+
+
+def random_rotations(rng: np.random.Generator, n: int | None = None) -> np.ndarray:
+    """Uniform on SO(3) (unit quaternions from a 4-D Gaussian), exactly orthonormalised:
+    (3, 3), or (n, 3, 3) when n is given."""
+    R = quaternion_to_matrix(rng.normal(size=4 if n is None else (n, 4)))
+    u, _, vt = np.linalg.svd(R)
+    return u @ vt
 
 
 def random_rotation(rng: np.random.Generator) -> np.ndarray:
-    """Uniform on SO(3) (unit quaternion from a 4-D Gaussian), exactly orthonormalised."""
-    q = rng.normal(size=4)
-    x, y, z, w = q / np.linalg.norm(q)
-    R = np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
-    u, _, vt = np.linalg.svd(R)
-    return u @ vt
+    """One uniformly random rotation (3, 3)."""
+    return random_rotations(rng)
+
+
+def random_poses(rng: np.random.Generator, n: int, spread: float = 1.0) -> np.ndarray:
+    """(n, 4, 4) poses: uniform rotations, translations uniform in [-spread, spread]^3."""
+    T = np.tile(np.eye(4), (n, 1, 1))
+    T[:, :3, :3] = random_rotations(rng, n)
+    T[:, :3, 3] = rng.uniform(-spread, spread, (n, 3))
+    return T
 
 
 def random_pose(rng: np.random.Generator, spread: float = 1.0) -> np.ndarray:
@@ -75,7 +82,7 @@ def random_shape(kind: str, rng: np.random.Generator, n_points: int | None = Non
     if kind == "cone":
         return Cone(0.5 * _size(rng), _size(rng))
     if kind == "convex":
-        # a quarter of the hulls are sphere-swept (DESIGN §3), the rest plain polytopes
+        # a quarter of the hulls are sphere-swept (kernels/layout.py), the rest plain polytopes
         r = float(rng.uniform(0.005, 0.05)) if rng.random() < 0.25 else 0.0
         return Convex(random_convex_points(rng, n_points), r)
     if kind == "halfspace":

@@ -1,4 +1,4 @@
-"""Obviously-correct numpy references (STYLE §7, kind 1): slow, closed form, no GJK.
+"""Obviously-correct numpy references: slow, closed form, no GJK.
 
 Everything here works on one query at a time in plain numpy, and every formula is the
 textbook one (Ericson, *Real-Time Collision Detection*, §5.1). They serve two purposes:

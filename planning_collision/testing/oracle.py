@@ -1,10 +1,11 @@
-"""One pair, every criterion of issue 2: shared by the CI oracle test and the full sweep.
+"""One pair, every acceptance criterion of the pair queries: shared by the CI oracle test
+and the full sweep.
 
 `check_pair(a, Ta, b, Tb)` runs our public `collide`, `distance` and `penetration` and
 compares them with coal, python-fcl and the naive references. It returns a `PairCheck` with
 the measured errors and a list of human-readable failures (empty = the pair passes).
 
-Criteria (issue 2, "What it must show"), with which peer decides each:
+Criteria, with which peer decides each:
 
 - verdict: ``collide`` agrees with coal's signed distance sign on every pair farther than
   ``CONTACT_BAND`` (1e-5 m) from contact; and with python-fcl's ``collide`` where fcl can
@@ -181,41 +182,7 @@ def check_pair(
                 chk.dist_err = err
                 fail.append(f"distance {d:.12g} vs coal {cd:.12g} (|diff| {err:.3g})")
     else:
-        chk.pen_witness_err = max(sdf, ident)
-        if not chk.pen_witness_err <= DEPTH_TOL:
-            fail.append(f"penetration witness points off their shapes by {sdf:.3g} m")
-        pen = pc.penetration(a, Ta, b, Tb)
-        if not (pen.depth == max(0.0, -d) and np.array_equal(pen.normal, n)):
-            fail.append(f"penetration() {pen.depth:.9g} disagrees with distance() {d:.9g}")
-        # Moving b out along our normal by a little more than our depth separates the pair
-        # (checked by coal's tight GJK, reliable on separated pairs): then the true depth
-        # is at most ours + DEPTH_TOL, whatever any EPA says.
-        moved, *_ = peers.coal_distance(a, Ta, b, _shift(Tb, (pen.depth + DEPTH_TOL) * pen.normal))
-        escapes = moved > 0.0
-        if not escapes:
-            fail.append(
-                f"translating b by (depth + {DEPTH_TOL}) * normal leaves it at "
-                f"distance {moved:.3g}: normal {pen.normal.tolist()} is no escape direction"
-            )
-        nd = exact
-        if nd is None and use_naive:
-            nd = _naive_distance(a, Ta, b, Tb, separated=False)
-        if not math.isnan(cd):
-            err = abs(pen.depth - max(0.0, -cd))
-            chk.depth_err = err
-            if not err <= DEPTH_TOL:
-                chk.depth_err = math.nan
-                if nd is not None and abs(d - nd) <= DEPTH_TOL < abs(cd - nd):
-                    # the exact answer sides with us (coal's EPA misses a sphere deep inside
-                    # a 64-gon prism by 1.2e-3 m, and two coincident cones by 1.3e-3 m)
-                    chk.coal_refuted = True
-                elif escapes and pen.depth < -cd:
-                    # coal's EPA claims a deeper penetration than one our normal escapes
-                    # from: coal is refuted by that certificate (seen on sphere-cylinder,
-                    # where the exact closed form sides with us). Not our failure.
-                    chk.coal_refuted = True
-                else:
-                    fail.append(f"depth {pen.depth:.9g} vs coal EPA {-cd:.9g}")
+        _check_penetration(chk, a, Ta, b, Tb, res, sdf, ident, exact, use_naive)
 
     # --- closed forms
     if use_naive or exact is not None:
@@ -228,6 +195,47 @@ def check_pair(
             if not chk.naive_err <= tol:
                 fail.append(f"distance {d:.12g} vs closed form {nd:.12g}")
     return chk
+
+
+def _check_penetration(chk, a, Ta, b, Tb, res, sdf, ident, exact, use_naive) -> None:
+    """The penetrating-pair criteria of `check_pair` (module doc); failures go to chk."""
+    fail = chk.failures
+    d, n, cd = res.distance, res.normal, chk.coal_d
+    chk.pen_witness_err = max(sdf, ident)
+    if not chk.pen_witness_err <= DEPTH_TOL:
+        fail.append(f"penetration witness points off their shapes by {sdf:.3g} m")
+    pen = pc.penetration(a, Ta, b, Tb)
+    if not (pen.depth == max(0.0, -d) and np.array_equal(pen.normal, n)):
+        fail.append(f"penetration() {pen.depth:.9g} disagrees with distance() {d:.9g}")
+    # Moving b out along our normal by a little more than our depth separates the pair
+    # (checked by coal's tight GJK, reliable on separated pairs): then the true depth
+    # is at most ours + DEPTH_TOL, whatever any EPA says.
+    moved, *_ = peers.coal_distance(a, Ta, b, _shift(Tb, (pen.depth + DEPTH_TOL) * pen.normal))
+    escapes = moved > 0.0
+    if not escapes:
+        fail.append(
+            f"translating b by (depth + {DEPTH_TOL}) * normal leaves it at "
+            f"distance {moved:.3g}: normal {pen.normal.tolist()} is no escape direction"
+        )
+    nd = exact
+    if nd is None and use_naive:
+        nd = _naive_distance(a, Ta, b, Tb, separated=False)
+    if not math.isnan(cd):
+        err = abs(pen.depth - max(0.0, -cd))
+        chk.depth_err = err
+        if not err <= DEPTH_TOL:
+            chk.depth_err = math.nan
+            if nd is not None and abs(d - nd) <= DEPTH_TOL < abs(cd - nd):
+                # the exact answer sides with us (coal's EPA misses a sphere deep inside
+                # a 64-gon prism by 1.2e-3 m, and two coincident cones by 1.3e-3 m)
+                chk.coal_refuted = True
+            elif escapes and pen.depth < -cd:
+                # coal's EPA claims a deeper penetration than one our normal escapes
+                # from: coal is refuted by that certificate (seen on sphere-cylinder,
+                # where the exact closed form sides with us). Not our failure.
+                chk.coal_refuted = True
+            else:
+                fail.append(f"depth {pen.depth:.9g} vs coal EPA {-cd:.9g}")
 
 
 def describe(a, Ta, b, Tb) -> str:

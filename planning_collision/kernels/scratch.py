@@ -1,0 +1,39 @@
+"""Scratch memory of one thread's queries, as one argument kernels take (`Scratch`).
+
+Models (robots, scenes) hold arrays that no query writes; everything a query writes lives
+here, in arrays its caller allocated once (pinocchio's Model / Data split). One `Scratch` per
+thread: never share one between threads. `planning_collision.workspace.Workspace` owns one
+and grows it for the scenes it meets.
+
+- ``pair``: the pair kernels' scratch (GJK simplex, EPA polytope; `pair.WORKSPACE_SIZE`);
+- ``stack (STACK_SIZE, 2)`` int32: the scene traversal's stack;
+- ``tmp (OUT_SIZE,)``: one pair result;
+- ``hit (n_obj,)`` uint8: objects in collision, all 0 between queries;
+- ``best (n_obj, OUT_SIZE)``: per-object distance records, ``best[:, 0]`` inf between queries;
+- ``out (n,)`` int32: candidate primitive indices.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from .bvh import STACK_SIZE
+from .layout import OUT_SIZE
+from .pair import WORKSPACE_SIZE
+
+Scratch = namedtuple("Scratch", ["pair", "stack", "tmp", "hit", "best", "out"])
+
+
+def new_scratch(n_obj: int = 1, n_out: int = 1) -> Scratch:
+    """A Scratch for scenes of up to `n_obj` objects and `n_out` candidate primitives."""
+    n_obj = max(int(n_obj), 1)
+    best = np.zeros((n_obj, OUT_SIZE))
+    best[:, 0] = np.inf
+    return Scratch(
+        np.zeros(WORKSPACE_SIZE),
+        np.zeros((STACK_SIZE, 2), np.int32),
+        np.zeros(OUT_SIZE),
+        np.zeros(n_obj, np.uint8),
+        best,
+        np.zeros(max(int(n_out), 1), np.int32),
+    )

@@ -1,0 +1,54 @@
+"""Every tolerance of the project, in one place (re-exported by `planning_collision.conventions`).
+
+This module lives beside the kernels because kernels read these values (numba freezes them
+at compile time: they are constants, never reassigned) and kernels import nothing from the
+package but other kernels. Python code imports them from here or from `conventions`.
+
+Lengths are metres, areas square metres; ``*_REL`` values are relative to a scale the user
+of the tolerance states.
+"""
+
+# ---- poses --------------------------------------------------------------------------------
+# A rotation is accepted when R^T R is within this of the identity (float32-made poses from
+# ROS messages are good to ~1e-7; a sheared or scaled matrix is off by far more).
+ROTATION_TOL = 1e-6
+# A pose's last row must be (0, 0, 0, 1) to within this.
+LAST_ROW_TOL = 1e-12
+# A quaternion shorter than this is not a rotation (it is normalised otherwise).
+QUATERNION_MIN_NORM = 1e-9
+# A direction (a halfspace normal, a joint axis) shorter than this has none.
+MIN_DIRECTION_NORM = 1e-12
+
+# ---- shapes -------------------------------------------------------------------------------
+# A triangle whose area is below this (m^2) is degenerate: its normal is undefined and GJK
+# on it is a segment query in disguise. 1e-12 m^2 is a 1 um x 2 um triangle.
+DEGENERATE_AREA = 1e-12
+# Hull points closer than this, relative to the set's extent, are one point.
+HULL_DEDUP_REL = 1e-12
+# A point set whose smallest principal extent is below this fraction of its largest is flat.
+HULL_FLAT_REL = 1e-9
+# A mesh point within this of a convex piece (m) counts as inside it: qhull facet planes are
+# good to ~1e-15 relative, so 1e-9 m is far above round-off and far below any feature.
+CONTAIN_TOL = 1e-9
+
+# ---- GJK / EPA ----------------------------------------------------------------------------
+# GJK converges when the duality gap |v| - v.w/|v| is below GJK_ABS_TOL + GJK_REL_TOL * |v|.
+GJK_ABS_TOL = 1e-11
+GJK_REL_TOL = 1e-10
+# |v| below this (m) counts as core contact (the origin on or in the Minkowski difference).
+GJK_ZERO_TOL = 1e-12
+# EPA converges when the new support point is within this of the nearest face (m, plus
+# relative). Well above round-off on purpose: support points that land on a flat region
+# within round-off of the nearest face only add sliver faces with unstable normals.
+EPA_ABS_TOL = 1e-8
+EPA_REL_TOL = 1e-8
+# A face is visible from a new point farther out than this (m, times 1 + |D|). Below the
+# convergence tolerance, so the face being split is always visible.
+EPA_VISIBLE_TOL = 1e-10
+# A witness direction shorter than this (m) is no direction: the pair is in contact.
+WITNESS_MIN_NORM = 1e-12
+
+# ---- edge checking ------------------------------------------------------------------------
+# The default contact tolerance of certified edge checks (m): closer than this counts as a
+# collision, so a certificate is conservative and its loop always ends.
+DEFAULT_ETA = 1e-4

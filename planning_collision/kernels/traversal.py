@@ -1,0 +1,519 @@
+"""The scene traversal: one loop that walks the KCD hierarchy with a fixed stack and
+answers collide, distance and candidate queries (docs/architecture.md, "Scenes").
+
+The flat scene (`FlatScene`, a namedtuple of arrays numba takes as one argument):
+
+- primitives: ``tab`` (ShapeTable, kernels/layout.py), ``poses (n, 4, 4)`` T_world_prim,
+  ``plo, phi (n, 3)`` world AABBs, ``pobj (n,)`` int32 object slot of each primitive;
+- ``bvh``: a FlatBVH *forest*, one binary tree per KCD group (its ``order`` indexes the
+  primitives); ``bvh_obj (m,)`` int32 object slot of each node (a group never mixes objects);
+- the KCD multi-child tree over groups: ``kt_lo, kt_hi (K, 3)``, children of node k are
+  ``kt_child[kt_cstart[k]:kt_cstart[k+1]]`` (kt node ids), and their boxes, side by side,
+  ``kt_clo, kt_chi`` over the same range (``kt_clo[e] = kt_lo[kt_child[e]]``: a traversal
+  tests all children of a node in one loop; ``kt_cgroup[e] = kt_group[kt_child[e]]``
+  likewise, so it learns which are group leaves without a read per child); a node with
+  ``kt_group[k] >= 0`` is a *group leaf* whose primitives are the BVH (sub)tree rooted at
+  bvh node ``kt_group[k]`` (a group's root, or a node inside it: kcd.py opens sprawling
+  groups); ``kt_obj (K,)`` the object slot of the node, or -1 when it spans several
+  objects; ``kt_root (1,)`` the root node (``(0,)`` for a scene without bounded primitives);
+- ``unbounded (u,)`` int32: primitives without a finite AABB (halfspaces), tested always;
+- ``n_obj (1,)`` int32: number of object slots.
+
+A query is a block of primitives too (``qtab``, ``qposes (k, 4, 4)``, ``qlo, qhi (k, 3)``):
+one convex shape is a block of one, a mesh a block of triangles, a robot link a slice
+``[i0, i1)`` of the robot's pieces.
+
+`traverse` is the one loop; its `mode` says what a leaf does (COLLIDE: a boolean pair test;
+DISTANCE: a pair distance under the bound so far; CANDIDATES: list the primitive). Every
+node id it visits is a stable index into these arrays, and it starts from the entries in
+`seeds` (the root when there are none), so a front-list cache can store where a traversal
+stopped and start the next one there. Stacks are ``(S, 2)`` int32, entry = (tree, node):
+KT a KCD node, BV a group BVH node, and BV_TESTED / KT_TESTED the same whose box the node
+that pushed it tested already. S = kernels.bvh.STACK_SIZE suffices for the trees kcd.py
+builds (SAH group BVHs and wide trees of bounded depth, at most FANOUT children a node);
+kernels return OVERFLOW rather than write out of bounds.
+"""
+
+import math
+from collections import namedtuple
+
+from ._jit import hot_kernel
+from .pair import pair_distance, pair_overlap
+
+FlatScene = namedtuple(
+    "FlatScene",
+    [
+        "tab",
+        "poses",
+        "plo",
+        "phi",
+        "pobj",
+        "bvh",
+        "bvh_obj",
+        "kt_lo",
+        "kt_hi",
+        "kt_cstart",
+        "kt_child",
+        "kt_clo",
+        "kt_chi",
+        "kt_cgroup",
+        "kt_group",
+        "kt_obj",
+        "kt_root",
+        "unbounded",
+        "n_obj",
+    ],
+)
+
+KT = 0
+BV = 1
+# a group's BVH root pushed by its KCD group leaf: same box, already tested, not retested
+BV_TESTED = 2
+# a KCD node pushed by its parent, which tested its box (from kt_clo, kt_chi) already
+KT_TESTED = 3
+OVERFLOW = -2
+
+
+# What a traversal's leaves do (the `mode` of `traverse`).
+COLLIDE = 0
+DISTANCE = 1
+CANDIDATES = 2
+
+
+@hot_kernel
+def _child_entry(kt_cgroup, kt_child, e, tested):
+    """The stack entry (tree, node) of KCD child slot e: a group leaf enters as its BVH
+    (sub)tree's root, which has the same box; other children as KCD nodes. `tested`: the
+    parent tested the child's box already."""
+    g = kt_cgroup[e]
+    if g >= 0:
+        return (BV_TESTED if tested else BV), g
+    return (KT_TESTED if tested else KT), kt_child[e]
+
+
+# Hot loops index 2-D arrays by row through these helpers instead of slicing rows out (a
+# slice is a new array view, and reading a namedtuple field a reference-count round trip:
+# the kernels unpack the scene once and pass arrays and row numbers).
+
+
+@hot_kernel
+def _rows_overlap(lo, hi, n, qlo, qhi, i, margin):
+    """aabb_overlap of box n of (lo, hi) and box i of (qlo, qhi)."""
+    for k in range(3):
+        if lo[n, k] - qhi[i, k] > margin or qlo[i, k] - hi[n, k] > margin:
+            return False
+    return True
+
+
+@hot_kernel
+def _rows_gaps(lo, hi, n, qlo, qhi, i, qc0, qc1, qc2):
+    """Squared gaps between box n of (lo, hi) and the query, which lies in box i of (qlo,
+    qhi) and in a ball centred at qc: (box-box, box-centre). `_pruned` and `_lower_bound`
+    turn them into a test and a bound; squares spare two square roots per box tested."""
+    s = 0.0
+    b = 0.0
+    for k in range(3):
+        g = lo[n, k] - qhi[i, k]
+        g2 = qlo[i, k] - hi[n, k]
+        if g2 > g:
+            g = g2
+        if g > 0.0:
+            s += g * g
+        c = qc0 if k == 0 else (qc1 if k == 1 else qc2)
+        h = lo[n, k] - c
+        h2 = c - hi[n, k]
+        if h2 > h:
+            h = h2
+        if h > 0.0:
+            b += h * h
+    return s, b
+
+
+@hot_kernel
+def _lower_bound(s, b, qr):
+    """Lower bound on the signed distance between anything in the box and the query from
+    the squared gaps of `_rows_gaps` and the query ball's radius qr: the larger of the
+    box-box gap and the ball-box gap when positive; -inf when both are <= 0 (an overlap can
+    be arbitrarily deep). The ball bound is the tighter one for a long query (a capsule
+    link) whose world box is loose."""
+    lb = -math.inf
+    if s > 0.0:
+        lb = math.sqrt(s)
+    if b > qr * qr:
+        sb = math.sqrt(b) - qr
+        if sb > lb:
+            lb = sb
+    return lb
+
+
+@hot_kernel
+def _pruned(s, b, qr, bound):
+    """``_lower_bound(s, b, qr) > bound``, without square roots. (The leaves' ball-ball
+    test passes s = 0: with a negative bound it then prunes only balls apart, which is
+    weaker than the bound allows but still conservative.)"""
+    if bound < 0.0:
+        return s > 0.0 or b > qr * qr
+    t = bound + qr
+    return s > bound * bound or b > t * t
+
+
+@hot_kernel
+def _rows_sqdist(lo, hi, n, qlo, qhi, i):
+    s = 0.0
+    for k in range(3):
+        g = lo[n, k] - qhi[i, k]
+        g2 = qlo[i, k] - hi[n, k]
+        if g2 > g:
+            g = g2
+        if g > 0.0:
+            s += g * g
+    return s
+
+
+@hot_kernel
+def _record(best, o, tmp):
+    for c in range(10):
+        best[o, c] = tmp[c]
+
+
+@hot_kernel
+def _take(tmp):
+    """The pair result in tmp as a value (the nearest-only query keeps its best so far in a
+    local: writing it to best[o] each time a nearer object turns up costs a cache miss per
+    object row touched)."""
+    return (tmp[0], tmp[1], tmp[2], tmp[3], tmp[4], tmp[5], tmp[6], tmp[7], tmp[8], tmp[9])
+
+
+@hot_kernel
+def _put(best, o, rec):
+    for c in range(10):
+        best[o, c] = rec[c]
+
+
+@hot_kernel
+def _keep(best, o, tmp, bound, per_object, gbest, arg, rec):
+    """Keep the pair result in tmp for object o if it is within bound and nearer than what
+    is kept: per object, in row o of best; nearest only, as the returned record. Returns
+    the new (gbest, arg, rec)."""
+    d = tmp[0]
+    if d <= bound:
+        if per_object:
+            if d < best[o, 0]:
+                _record(best, o, tmp)
+                if d < gbest:
+                    return d, o, rec
+        elif d < gbest:
+            return d, o, _take(tmp)
+    return gbest, arg, rec
+
+
+@hot_kernel
+def _finish(mode, per_object, best, arg, rec, n):
+    """What `traverse` returns: DISTANCE, the nearest slot (its record written to best when
+    only the nearest was kept); otherwise the count."""
+    if mode != DISTANCE:
+        return n
+    if not per_object and arg >= 0:
+        _put(best, arg, rec)
+    return arg
+
+
+@hot_kernel
+def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, bound, flag, sc):
+    """Query primitives ``i0 <= i < i1`` of the block (qtab, qposes, qlo, qhi) against the
+    scene, starting from the stack entries ``seeds (k, 2)`` (the root when k = 0).
+
+    sc : the caller's `Scratch` (kernels/scratch.py), sized for this scene; the results go
+        to its ``hit``, ``best`` and ``out``, which the caller reads and resets.
+    mode COLLIDE: the objects within ``bound`` (signed distance <= bound, the margin) of
+        the query; ``sc.hit (n_obj,)`` uint8, all 0 on entry, gets 1 per object hit;
+        ``flag``: return at the first hit. Objects already hit are skipped. Returns the
+        number of objects hit.
+    mode DISTANCE: signed distances; ``sc.best (n_obj, 10)``, ``best[:, 0] = inf`` on
+        entry. ``flag`` True: every object's distance within ``bound`` goes to its row (each
+        object pruned by its own best so far); False: only the nearest, pruned by the best
+        over all objects, written once to row ``best[arg]`` at the end (other rows are left
+        as they were, so a batch resets one row per query). Rows hold the pair layout
+        of kernels/layout.py (distance, point on the query, point on the object, normal from
+        the query to the object). Returns the slot of the nearest object within bound, or -1.
+    mode CANDIDATES: primitives whose AABB overlaps the query boxes within ``bound`` go to
+        ``sc.out`` (unbounded ones always); returns how many.
+    Returns OVERFLOW when the stack is too small.
+    """
+    tab = scene.tab
+    poses = scene.poses
+    plo = scene.plo
+    phi = scene.phi
+    pobj = scene.pobj
+    brad = scene.tab.brad
+    blo = scene.bvh.lo
+    bhi = scene.bvh.hi
+    left = scene.bvh.left
+    right = scene.bvh.right
+    first = scene.bvh.first
+    count = scene.bvh.count
+    order = scene.bvh.order
+    bvh_obj = scene.bvh_obj
+    kt_lo = scene.kt_lo
+    kt_hi = scene.kt_hi
+    kt_cstart = scene.kt_cstart
+    kt_child = scene.kt_child
+    kt_clo = scene.kt_clo
+    kt_chi = scene.kt_chi
+    kt_cgroup = scene.kt_cgroup
+    kt_group = scene.kt_group
+    kt_obj = scene.kt_obj
+    unbounded = scene.unbounded
+    ws = sc.pair
+    stack = sc.stack
+    tmp = sc.tmp
+    hit = sc.hit
+    best = sc.best
+    out = sc.out
+    collide = mode == COLLIDE
+    distance = mode == DISTANCE
+    stop_first = collide and flag
+    per_object = distance and flag
+    n = 0  # COLLIDE: objects hit; CANDIDATES: entries written
+    gbest = math.inf
+    arg = -1
+    rec = _take(tmp)  # DISTANCE, nearest only: the best pair so far (valid once arg >= 0)
+    for u in range(unbounded.shape[0]):
+        p = unbounded[u]
+        o = pobj[p]
+        if mode == CANDIDATES:
+            out[n] = p
+            n += 1
+            continue
+        if collide:
+            if hit[o]:
+                continue
+            for i in range(i0, i1):
+                if pair_overlap(qtab, i, qposes[i], tab, p, poses[p], bound, ws):
+                    hit[o] = 1
+                    n += 1
+                    break
+            if n > 0 and stop_first:
+                return n
+            continue
+        for i in range(i0, i1):
+            b = bound if per_object else min(bound, gbest)
+            if per_object and best[o, 0] < b:
+                b = best[o, 0]
+            pair_distance(qtab, i, qposes[i], tab, p, poses[p], b, ws, tmp)
+            gbest, arg, rec = _keep(best, o, tmp, b, per_object, gbest, arg, rec)
+    if scene.kt_root.shape[0] == 0:
+        return _finish(mode, per_object, best, arg, rec, n)
+    root = scene.kt_root[0]
+    ssize = stack.shape[0]
+    nseeds = seeds.shape[0]
+    for i in range(i0, i1):
+        # the query's bounding ball: its local origin, posed, and qtab.brad
+        qc0 = qposes[i, 0, 3]
+        qc1 = qposes[i, 1, 3]
+        qc2 = qposes[i, 2, 3]
+        qr = qtab.brad[i]
+        if nseeds == 0:
+            stack[0, 0] = KT
+            stack[0, 1] = root
+            sp = 1
+        else:
+            if nseeds > ssize:
+                return OVERFLOW
+            for s in range(nseeds):
+                stack[s, 0] = seeds[s, 0]
+                stack[s, 1] = seeds[s, 1]
+            sp = nseeds
+        while sp > 0:
+            sp -= 1
+            tree = stack[sp, 0]
+            nd = stack[sp, 1]
+            b = bound if not distance or per_object else min(bound, gbest)
+            if tree == KT or tree == KT_TESTED:
+                o = kt_obj[nd]
+                if collide:
+                    if o >= 0 and hit[o]:
+                        continue
+                elif per_object and o >= 0 and best[o, 0] < b:
+                    b = best[o, 0]
+                if tree == KT:
+                    if distance:
+                        gs, gb = _rows_gaps(kt_lo, kt_hi, nd, qlo, qhi, i, qc0, qc1, qc2)
+                        if _pruned(gs, gb, qr, b):
+                            continue
+                    elif not _rows_overlap(kt_lo, kt_hi, nd, qlo, qhi, i, bound):
+                        continue
+                g = kt_group[nd]
+                if g >= 0:
+                    stack[sp, 0] = BV_TESTED
+                    stack[sp, 1] = g
+                    sp += 1
+                    continue
+                e0 = kt_cstart[nd]
+                e1 = kt_cstart[nd + 1]
+                if sp + e1 - e0 > ssize:
+                    return OVERFLOW
+                if not distance:
+                    # the children's boxes lie side by side: test them all here, push the hits
+                    for e in range(e0, e1):
+                        if not _rows_overlap(kt_clo, kt_chi, e, qlo, qhi, i, bound):
+                            continue
+                        stack[sp, 0], stack[sp, 1] = _child_entry(kt_cgroup, kt_child, e, True)
+                        sp += 1
+                    continue
+                # bound them all here, push the ones that may be nearer than the bound, the
+                # nearest on top (popped first: an early near hit tightens the bound that
+                # prunes the rest). Insertion sort; the keys of the entries pushed here sit in
+                # tmp (free between pair calls; FANOUT and WIDTH in kcd.py fit in it).
+                s0 = sp
+                for e in range(e0, e1):
+                    gs, gb = _rows_gaps(kt_clo, kt_chi, e, qlo, qhi, i, qc0, qc1, qc2)
+                    if _pruned(gs, gb, qr, b):
+                        continue
+                    lb = _lower_bound(gs, gb, qr)
+                    j = sp
+                    if sp - s0 < tmp.shape[0]:
+                        while j > s0 and tmp[j - 1 - s0] < lb:
+                            stack[j, 0] = stack[j - 1, 0]
+                            stack[j, 1] = stack[j - 1, 1]
+                            tmp[j - s0] = tmp[j - 1 - s0]
+                            j -= 1
+                        tmp[j - s0] = lb
+                    stack[j, 0], stack[j, 1] = _child_entry(kt_cgroup, kt_child, e, False)
+                    sp += 1
+                # the others are tested again when popped (the bound may have shrunk by
+                # then); the top one is popped next, under the bound it was just tested with
+                if sp > s0:
+                    stack[sp - 1, 0] = KT_TESTED if stack[sp - 1, 0] == KT else BV_TESTED
+                continue
+            o = bvh_obj[nd]
+            if collide:
+                if hit[o]:
+                    continue
+            elif per_object and best[o, 0] < b:
+                b = best[o, 0]
+            if tree == BV:
+                if distance:
+                    gs, gb = _rows_gaps(blo, bhi, nd, qlo, qhi, i, qc0, qc1, qc2)
+                    if _pruned(gs, gb, qr, b):
+                        continue
+                elif not _rows_overlap(blo, bhi, nd, qlo, qhi, i, bound):
+                    continue
+            cnt = count[nd]
+            if cnt == 0:
+                if sp + 2 > ssize:
+                    return OVERFLOW
+                l = left[nd]
+                r = right[nd]
+                # distance: the nearer child last, so it is popped first (tighter bounds sooner)
+                if distance and _rows_sqdist(blo, bhi, l, qlo, qhi, i) <= _rows_sqdist(
+                    blo, bhi, r, qlo, qhi, i
+                ):
+                    l, r = r, l
+                stack[sp, 0] = BV
+                stack[sp, 1] = r
+                stack[sp + 1, 0] = BV
+                stack[sp + 1, 1] = l
+                sp += 2
+                continue
+            f = first[nd]
+            for j in range(f, f + cnt):
+                p = order[j]
+                if not distance:
+                    # a one-primitive leaf's box is the primitive's box: tested already
+                    if cnt > 1 and not _rows_overlap(plo, phi, p, qlo, qhi, i, bound):
+                        continue
+                    if not collide:
+                        out[n] = p
+                        n += 1
+                        continue
+                    if pair_overlap(qtab, i, qposes[i], tab, p, poses[p], bound, ws):
+                        hit[o] = 1
+                        n += 1
+                        if stop_first:
+                            return n
+                        break  # the rest of this object is skipped
+                    continue
+                b = bound if per_object else min(bound, gbest)
+                if per_object and best[o, 0] < b:
+                    b = best[o, 0]
+                if cnt > 1:
+                    gs, gb = _rows_gaps(plo, phi, p, qlo, qhi, i, qc0, qc1, qc2)
+                    if _pruned(gs, gb, qr, b):
+                        continue
+                # ball-ball: the primitive lies within brad[p] of its pose origin
+                dx = poses[p, 0, 3] - qc0
+                dy = poses[p, 1, 3] - qc1
+                dz = poses[p, 2, 3] - qc2
+                if _pruned(0.0, dx * dx + dy * dy + dz * dz, qr + brad[p], b):
+                    continue
+                pair_distance(qtab, i, qposes[i], tab, p, poses[p], b, ws, tmp)
+                gbest, arg, rec = _keep(best, o, tmp, b, per_object, gbest, arg, rec)
+    return _finish(mode, per_object, best, arg, rec, n)
+
+
+@hot_kernel
+def scene_collide_batch(scene, qtab, qposes, qlo, qhi, margin, sc, seeds, out):
+    """The boolean fast path for B poses of one single-primitive query (a moving link).
+
+    qposes (B, 4, 4), qlo, qhi (B, 3): the query's pose and world AABB per step. out (B,)
+    int32: the slot of an object in collision (the first found), or -1. Leaves ``sc.hit``
+    all 0. Returns OVERFLOW on stack overflow, else 0.
+    """
+    hit = sc.hit
+    for b in range(qposes.shape[0]):
+        n = traverse(
+            scene,
+            COLLIDE,
+            qtab,
+            qposes[b : b + 1],
+            qlo[b : b + 1],
+            qhi[b : b + 1],
+            0,
+            1,
+            seeds,
+            margin,
+            True,
+            sc,
+        )
+        if n == OVERFLOW:
+            return OVERFLOW
+        out[b] = -1
+        if n > 0:
+            for o in range(hit.shape[0]):
+                if hit[o]:
+                    out[b] = o
+                    hit[o] = 0
+    return 0
+
+
+@hot_kernel
+def scene_min_distance_batch(scene, qtab, qposes, qlo, qhi, max_dist, sc, seeds, out):
+    """Nearest-obstacle distance for B poses of one single-primitive query. out (B,) float64
+    signed distance (inf when nothing is within max_dist). Leaves ``sc.best[:, 0]`` all
+    inf (a nearest-only query sets one row, reset here after each pose). Returns OVERFLOW on
+    stack overflow, else 0.
+    """
+    best = sc.best
+    for b in range(qposes.shape[0]):
+        arg = traverse(
+            scene,
+            DISTANCE,
+            qtab,
+            qposes[b : b + 1],
+            qlo[b : b + 1],
+            qhi[b : b + 1],
+            0,
+            1,
+            seeds,
+            max_dist,
+            False,
+            sc,
+        )
+        if arg == OVERFLOW:
+            return OVERFLOW
+        out[b] = math.inf
+        if arg >= 0:
+            out[b] = best[arg, 0]
+            best[arg, 0] = math.inf
+    return 0

@@ -1,0 +1,97 @@
+"""Motion bounds: how far any point of a link can move along a straight joint-space edge.
+
+For link ``i`` and configuration coordinate ``d``, ``R[i, d]`` bounds the speed of any point
+of link ``i`` per unit of ``q_d``, for every configuration: for a revolute joint, the
+largest distance from the joint's axis origin to any point of the link along the chain
+(the joint offsets below it plus the link's bounding radius); for a prismatic joint, 1;
+times |mimic multiplier|, summed over the joints ``d`` drives. Along ``q(t) = q0 + t (q1 -
+q0)`` no point of link ``i`` moves farther than ``mu_i |t - s|`` from where it was at
+``s``, with ``mu_i = sum_d R[i, d] |q1_d - q0_d|`` (kernels/motion_bounds.py).
+
+For a self-collision pair only the joints below the pair's lowest common ancestor count:
+in the LCA's frame only they move either link, and distances do not depend on the frame
+(KCCD). The bounds assume an edge stays within the joint limits for active prismatic
+joints (revolute joints need no limits).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from ..kernels.fk import FIXED, PRISMATIC, RobotModel
+
+__all__ = ["MotionBoundTables"]
+
+
+class MotionBoundTables:
+    """The R rows of a robot's links and link pairs (module doc)."""
+
+    def __init__(self, model: RobotModel, link_radius, collision_links, dof: int):
+        self.model = model
+        self.link_radius = np.asarray(link_radius, np.float64)
+        self.dof = int(dof)
+        rows = [self.speed_row(int(i), -1) for i in collision_links]
+        self.links = np.ascontiguousarray(np.array(rows).reshape(len(rows), self.dof))
+        self.links.setflags(write=False)
+        self._pairs: dict[tuple[int, int], np.ndarray] = {}
+
+    def chain(self, i: int) -> list[int]:
+        """Links from the root to i, inclusive."""
+        out = []
+        while i >= 0:
+            out.append(i)
+            i = int(self.model.parent[i])
+        return out[::-1]
+
+    def lowest_common_ancestor(self, a: int, b: int) -> int:
+        lca = -1
+        for x, y in zip(self.chain(a), self.chain(b), strict=False):  # chains differ in length
+            if x != y:
+                break
+            lca = x
+        return lca
+
+    def _joint_reach(self, path: list[int]) -> float:
+        """Upper bound on |translation| contributed by the joints of links path[1:]."""
+        m = self.model
+        s = 0.0
+        for k in path[1:]:
+            s += float(np.linalg.norm(m.origin[k, :3, 3]))
+            if m.jtype[k] == PRISMATIC:
+                d = m.qidx[k]
+                v = abs(m.offset[k])
+                if d >= 0:
+                    v += abs(m.mult[k]) * max(abs(m.lower[d]), abs(m.upper[d]))
+                s += v
+        return s
+
+    def speed_row(self, i: int, below: int) -> npt.NDArray[np.float64]:
+        """R row (dof,) for link i counting only joints of links strictly below link `below`
+        on i's chain (below = -1: every joint)."""
+        m = self.model
+        row = np.zeros(self.dof)
+        chain = self.chain(i)
+        start = chain.index(below) + 1 if below >= 0 else 0
+        for pos in range(start, len(chain)):
+            k = chain[pos]
+            d = m.qidx[k]
+            if d < 0 or m.jtype[k] == FIXED:
+                continue
+            if m.jtype[k] == PRISMATIC:
+                r = 1.0
+            else:
+                r = self._joint_reach(chain[pos:]) + self.link_radius[i]
+            row[d] += abs(m.mult[k]) * r
+        return row
+
+    def pair_rows(self, pairs) -> npt.NDArray[np.float64]:
+        """(k, dof) R rows of link pairs (k, 2) (link indices): joints below the LCA only."""
+        rows = []
+        for a, b in np.asarray(pairs, np.int64).reshape(-1, 2):
+            key = (int(a), int(b))
+            if key not in self._pairs:
+                c = self.lowest_common_ancestor(*key)
+                self._pairs[key] = self.speed_row(key[0], c) + self.speed_row(key[1], c)
+            rows.append(self._pairs[key])
+        return np.ascontiguousarray(np.array(rows).reshape(len(rows), self.dof))

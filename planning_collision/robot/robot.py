@@ -1,0 +1,349 @@
+"""Robot: a URDF robot compiled for the kernels, and its runtime API.
+
+::
+
+    import numpy as np
+    from planning_collision import Robot
+
+    robot = Robot.from_urdf("arm.urdf")                 # every movable joint active
+    robot.joint_names, robot.lower, robot.upper, robot.dof
+    poses = robot.fk(np.zeros(robot.dof))               # {link name: 4x4 T_world_link}
+    mu = robot.motion_bounds(q0, q1)                    # (n_collision_links,) metres per unit t
+
+    # the flat form a checker uses: arrays only, numba-ready
+    robot.model        # RobotModel: parent, jtype, axis, origin, qidx, mult, offset, lower, upper
+    robot.collision    # CollisionModel: ShapeTable + piece -> link, piece poses in the link
+
+Construction is apart from use: `kinematics.build_tree` turns the URDF's records into
+arrays (joints, floating bases, held and mimic joints: see there), `geometry` turns link
+geometry into convex pieces (cached on disk), `acm` holds the allowed-collision matrix,
+`bounds` the motion-bound tables. A `Robot` is a model: no query writes in it. Its
+`version` changes when its ACM is edited, so a checker built on it can tell it is stale.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from ..io.urdf import read_urdf
+from ..kernels.fk import RobotModel, fk, fk_batch, piece_poses
+from ..kernels.motion_bounds import motion_bounds as _motion_bounds_kernel
+from ..kernels.robot_batch import count_link_pair_collisions
+from ..primitives import convex_block_from_table
+from ..workspace import Workspace, thread_workspace
+from .acm import ALWAYS_FRACTION, AllowedCollisionMatrix, adjacent_pairs, sample_acm
+from .bounds import MotionBoundTables
+from .geometry import CollisionModel, collision_model, link_radii, load_link_geometry
+from .kinematics import build_tree
+
+__all__ = ["Robot", "RobotModel", "CollisionModel"]
+
+
+class Robot:
+    """A URDF robot compiled for the kernels. Build with `Robot.from_urdf` or
+    `robots.load(name)`. See the module docstring."""
+
+    def __init__(self):
+        raise TypeError("build a Robot with Robot.from_urdf(path, ...) or robots.load(name)")
+
+    # ---- construction -----------------------------------------------------------------
+
+    @classmethod
+    def from_urdf(
+        cls,
+        path,
+        active_joints=None,
+        fixed_joints=None,
+        *,
+        joint_limits=None,
+        floating_base: bool = False,
+        base_bounds=None,
+        package_dirs=None,
+        cache_dir=None,
+        hull_ratio: float = 1.1,
+        max_pieces: int = 12,
+        acm=None,
+        name: str | None = None,
+    ) -> Robot:
+        """Read `path` (URDF) and compile it.
+
+        Parameters
+        ----------
+        active_joints : list of joint names, optional
+            The configuration, in this order. Default: every revolute, continuous and
+            prismatic joint that is not a mimic joint and not in `fixed_joints`, URDF order
+            (floating-base virtual joints first).
+        fixed_joints : {joint name: value}, optional
+            Movable joints held at a value (m or rad; may exceed the URDF limits). A mimic
+            joint named here is held at its value instead of following its master.
+        joint_limits : {joint name: (lower, upper)}, optional
+            Override limits of active joints (e.g. widen ``panda_joint4``).
+        floating_base : bool
+            Put the URDF root on a 6-DoF floating base (robot/kinematics.py).
+        base_bounds : ((xlo, xhi), (ylo, yhi), (zlo, zhi)), optional
+            Translation limits of floating bases (default +-10 m).
+        package_dirs : {package: directory}, optional
+            Where ``package://<package>/`` points (see io.urdf for the search order).
+        cache_dir : path, optional
+            Directory of the geometry cache (``geometry-<hash>.npz``).
+        hull_ratio, max_pieces
+            Convexification settings (see `robot.geometry.convexify_mesh`).
+        acm : list of [link_a, link_b, reason], optional
+            Allowed pairs to start from; adjacent pairs are always added.
+        """
+        data = read_urdf(path, package_dirs)
+        tree = build_tree(
+            data, active_joints, fixed_joints, joint_limits, floating_base, base_bounds
+        )
+        pieces, report, key = load_link_geometry(data, cache_dir, hull_ratio, max_pieces)
+        pieces.sort(key=lambda p: tree.link_index[p.link])  # stable: URDF order within a link
+        self = object.__new__(cls)
+        self.name = name or data.name
+        self.urdf_path = data.path
+        self.tree = tree
+        self.pieces = pieces
+        self.volume_report = report
+        self.geometry_key = key
+        n_links = len(tree.link_names)
+        self.collision = collision_model(pieces, n_links, tree.link_index)
+        has_geometry = np.diff(self.collision.link_start) > 0
+        self.collision_links = np.flatnonzero(has_geometry).astype(np.int32)
+        self.link_radius = link_radii(self.collision, n_links)
+        self.acm = AllowedCollisionMatrix(tree.link_names, acm or ())
+        for a, b in adjacent_pairs(tree.model.parent, has_geometry):
+            self.acm.allow(tree.link_names[a], tree.link_names[b], "adjacent")
+        self.bounds = MotionBoundTables(
+            tree.model, self.link_radius, self.collision_links, tree.dof
+        )
+        return self
+
+    # ---- the tree's facts, by name ------------------------------------------------------
+
+    link_names = property(lambda self: self.tree.link_names, doc="links, parents first")
+    link_index = property(lambda self: self.tree.link_index, doc="{link name: index}")
+    link_joint = property(lambda self: self.tree.link_joint, doc="joint from each parent")
+    joint_names = property(lambda self: self.tree.joint_names, doc="active joints (q order)")
+    dof = property(lambda self: self.tree.dof, doc="number of active joints")
+    continuous = property(lambda self: self.tree.continuous, doc="(dof,) continuous joints")
+    held_joints = property(lambda self: self.tree.held_joints, doc="{joint: held value}")
+    model = property(lambda self: self.tree.model, doc="the FK arrays (RobotModel)")
+
+    @property
+    def version(self) -> int:
+        """Changes whenever the robot changes (an ACM edit): a checker built on an older
+        version is stale."""
+        return self.acm.version
+
+    # ---- configuration ----------------------------------------------------------------
+
+    @property
+    def lower(self) -> npt.NDArray[np.float64]:
+        return self.model.lower
+
+    @property
+    def upper(self) -> npt.NDArray[np.float64]:
+        return self.model.upper
+
+    def validate_q(self, q, name: str = "q", check_limits: bool = False) -> npt.NDArray[np.float64]:
+        """`q` as a C-contiguous float64 (dof,) array, finite (and within limits when asked),
+        else ValueError naming the joint and value."""
+        try:
+            a = np.ascontiguousarray(q, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{name} must be a numeric array of {self.dof} joint values, got {q!r}"
+            ) from None
+        if a.shape != (self.dof,):
+            raise ValueError(
+                f"{name} has shape {a.shape}; robot {self.name!r} has {self.dof} active joints "
+                f"{self.joint_names}"
+            )
+        bad = np.flatnonzero(~np.isfinite(a))
+        if bad.size:
+            raise ValueError(
+                f"{name}[{bad[0]}] ({self.joint_names[bad[0]]}) must be finite, got "
+                f"{float(a[bad[0]])!r}"
+            )
+        if check_limits:
+            out = np.flatnonzero((a < self.lower) | (a > self.upper))
+            if out.size:
+                d = out[0]
+                raise ValueError(
+                    f"{name}[{d}] ({self.joint_names[d]}) = {float(a[d])!r} is outside the joint "
+                    "limits "
+                    f"[{float(self.lower[d])!r}, {float(self.upper[d])!r}]"
+                )
+        return a
+
+    def random_configurations(self, n: int, rng=None) -> npt.NDArray[np.float64]:
+        """(n, dof) uniform within the joint limits."""
+        rng = np.random.default_rng(rng)
+        return rng.uniform(self.lower, self.upper, size=(int(n), self.dof))
+
+    # ---- kinematics -------------------------------------------------------------------
+
+    def fk_array(self, q, out=None) -> npt.NDArray[np.float64]:
+        """World poses of every link, (n_links, 4, 4), in `link_names` order."""
+        q = self.validate_q(q)
+        if out is None:
+            out = np.empty((len(self.link_names), 4, 4))
+        fk(self.model, q, out)
+        return out
+
+    def fk(self, q) -> dict[str, npt.NDArray[np.float64]]:
+        """{link name: 4x4 T_world_link} for configuration q (dof,). No limit check."""
+        T = self.fk_array(q)
+        return {n: T[i] for i, n in enumerate(self.link_names)}
+
+    def fk_batch(self, Q) -> npt.NDArray[np.float64]:
+        """(m, n_links, 4, 4) link poses for Q (m, dof)."""
+        Q = np.ascontiguousarray(Q, dtype=np.float64)
+        if Q.ndim != 2 or Q.shape[1] != self.dof:
+            raise ValueError(f"Q must have shape (m, {self.dof}), got {Q.shape}")
+        if not np.all(np.isfinite(Q)):
+            r, c = np.argwhere(~np.isfinite(Q))[0]
+            raise ValueError(
+                f"Q[{r}, {c}] ({self.joint_names[c]}) must be finite, got {float(Q[r, c])!r}"
+            )
+        out = np.empty((Q.shape[0], len(self.link_names), 4, 4))
+        fk_batch(self.model, Q, out)
+        return out
+
+    def piece_poses(self, q) -> npt.NDArray[np.float64]:
+        """(n_pieces, 4, 4) world pose of every collision piece."""
+        T = self.fk_array(q)
+        out = np.empty((len(self.pieces), 4, 4))
+        piece_poses(T, self.collision.piece_link, self.collision.piece_pose, out)
+        return out
+
+    # ---- motion bounds ----------------------------------------------------------------
+
+    def link_aabbs(self, q) -> npt.NDArray[np.float64]:
+        """(n_links, 2, 3) world AABB (lo, hi) of each link's collision model at q, as the
+        engine bounds its pieces (NaN rows for links without geometry)."""
+        block = convex_block_from_table(self.collision.table, self.piece_poses(q))
+        out = np.full((len(self.link_names), 2, 3), np.nan)
+        for li in self.collision_links:
+            s, e = self.collision.link_start[li], self.collision.link_start[li + 1]
+            out[li, 0] = block.lo[s:e].min(axis=0)
+            out[li, 1] = block.hi[s:e].max(axis=0)
+        return out
+
+    # ---- motion bounds ----------------------------------------------------------------
+
+    @property
+    def motion_bound_R(self) -> npt.NDArray[np.float64]:
+        """(n_collision_links, dof) R rows of the collision links (robot/bounds.py)."""
+        return self.bounds.links
+
+    def lowest_common_ancestor(self, a: int, b: int) -> int:
+        return self.bounds.lowest_common_ancestor(a, b)
+
+    def pair_speed_rows(self, pairs) -> npt.NDArray[np.float64]:
+        """(k, dof) R rows of link pairs (k, 2) (link indices): joints below the LCA only."""
+        return self.bounds.pair_rows(pairs)
+
+    def motion_bounds(self, q0, q1) -> npt.NDArray[np.float64]:
+        """(n_collision_links,) mu_i: along q0 -> q1, no point of collision link
+        `collision_links[i]` moves farther than ``mu_i |t - s|`` (metres)."""
+        q0 = self.validate_q(q0, "q0")
+        q1 = self.validate_q(q1, "q1")
+        out = np.empty(self.bounds.links.shape[0])
+        _motion_bounds_kernel(self.bounds.links, q0, q1, out)
+        return out
+
+    def pair_motion_bounds(self, q0, q1, pairs=None) -> npt.NDArray[np.float64]:
+        """(k,) bound on how fast the two links of each pair approach each other, per unit t,
+        along q0 -> q1 (joints below the pair's LCA only). Default pairs: the checked
+        self-collision pairs."""
+        q0 = self.validate_q(q0, "q0")
+        q1 = self.validate_q(q1, "q1")
+        R = self.bounds.pair_rows(self.self_collision_pairs() if pairs is None else pairs)
+        out = np.empty(R.shape[0])
+        _motion_bounds_kernel(R, q0, q1, out)
+        return out
+
+    # ---- allowed-collision matrix -----------------------------------------------------
+
+    def allow(self, a: str, b: str, reason: str = "user") -> None:
+        """Ignore collisions between links a and b."""
+        self.acm.allow(a, b, reason)
+
+    def disallow(self, a: str, b: str) -> None:
+        """Check collisions between links a and b again."""
+        self.acm.disallow(a, b)
+
+    def self_collision_pairs(self) -> npt.NDArray[np.int32]:
+        """(k, 2) link indices of collision-link pairs not in the ACM (a < b)."""
+        cl = self.collision_links
+        names = self.link_names
+        out = [
+            (a, b)
+            for x, a in enumerate(cl)
+            for b in cl[x + 1 :]
+            if not self.acm.is_allowed(names[a], names[b])
+        ]
+        return np.array(out, np.int32).reshape(-1, 2)
+
+    def all_link_pairs(self) -> npt.NDArray[np.int32]:
+        """(k, 2) every pair of collision links, allowed or not (a < b)."""
+        cl = self.collision_links
+        out = [(a, b) for x, a in enumerate(cl) for b in cl[x + 1 :]]
+        return np.array(out, np.int32).reshape(-1, 2)
+
+    def count_self_collisions(
+        self, Q, pairs=None, margin: float = 0.0, *, workspace: Workspace | None = None
+    ) -> npt.NDArray[np.int64]:
+        """For each link pair (default: the checked pairs, `self_collision_pairs`; pass
+        `all_link_pairs()` to ignore the ACM), in how many rows of Q (m, dof) it collides
+        (signed distance <= margin). One compiled call."""
+        Q = np.ascontiguousarray(np.atleast_2d(Q), dtype=np.float64)
+        if Q.ndim != 2 or Q.shape[1] != self.dof or not np.all(np.isfinite(Q)):
+            raise ValueError(f"Q must be finite with shape (m, {self.dof}), got shape {Q.shape}")
+        if pairs is None:
+            pairs = self.self_collision_pairs()
+        pairs = np.ascontiguousarray(np.asarray(pairs, np.int32).reshape(-1, 2))
+        counts = np.zeros(pairs.shape[0], np.int64)
+        ws = workspace if workspace is not None else thread_workspace()
+        c = self.collision
+        count_link_pair_collisions(
+            self.model,
+            c.table,
+            c.piece_link,
+            c.piece_pose,
+            c.link_start,
+            pairs,
+            Q,
+            float(margin),
+            ws.pair,
+            ws.array("link_poses", (len(self.link_names), 4, 4)),
+            ws.array("piece_poses", (len(self.pieces), 4, 4)),
+            counts,
+        )
+        return counts
+
+    def compute_acm(
+        self,
+        n_samples: int = 10_000,
+        seed: int = 0,
+        always_fraction: float = ALWAYS_FRACTION,
+        default_q=None,
+    ) -> dict:
+        """MoveIt setup-assistant sampling: add "default", "always" and "never" pairs to the
+        ACM (robot/acm.py). Returns a summary {reason: count, "samples": n, "seconds": t}."""
+        return sample_acm(self, n_samples, seed, always_fraction, default_q)
+
+    def volume_ratios(self) -> dict[str, float]:
+        """{link: model volume / mesh volume} for links with geometry."""
+        return {
+            k: v["model_volume"] / v["mesh_volume"]
+            for k, v in self.volume_report.items()
+            if v["mesh_volume"] > 0
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"Robot({self.name!r}, dof={self.dof}, links={len(self.link_names)}, "
+            f"pieces={len(self.pieces)}, allowed_pairs={len(self.acm)})"
+        )

@@ -1,0 +1,158 @@
+"""The package's imports point one way (docs/architecture.md, "Layers").
+
+Every import statement of every module counts, the ones inside functions too (a lazy import
+is a circle postponed, not avoided). The checks: no import circle; no module imports
+another's private names; each module imports only from its own component or from a lower
+layer.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# component -> layer; a module may import its own component and any lower layer
+LAYERS = {
+    "kernels": 0,
+    "conventions": 1,
+    "results": 1,
+    "workspace": 1,
+    "geometry": 2,
+    "io": 3,
+    "primitives": 3,
+    "bvh": 3,
+    "kcd": 4,
+    "scene": 5,
+    "queries": 5,
+    "robot": 6,
+    "checker": 7,
+    "__init__": 10,  # the package's public face re-exports every layer
+    "viz": 11,
+    "testing": 11,
+}
+
+
+def _modules(package: str) -> dict[str, Path]:
+    base = ROOT / package
+    out = {}
+    for f in base.rglob("*.py"):
+        parts = list(f.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = f
+    return out
+
+
+def _is_package(name: str, modules: dict) -> bool:
+    return name in modules and modules[name].name == "__init__.py"
+
+
+def _imports(name: str, path: Path, modules: dict):
+    """(target module, imported name or None, line) of every import in the file."""
+    pkg = name if _is_package(name, modules) else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name, None, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split(".")
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module
+            for a in node.names:
+                sub = f"{mod}.{a.name}"
+                if sub in modules:
+                    yield sub, None, node.lineno
+                else:
+                    yield mod, a.name, node.lineno
+
+
+def _graph(package: str):
+    modules = _modules(package)
+    edges = {m: set() for m in modules}
+    private = []
+    for m, f in modules.items():
+        for target, attr, line in _imports(m, f, modules):
+            if target not in modules or target == m:
+                continue
+            edges[m].add(target)
+            if attr is not None and attr.startswith("_") and attr != "__version__":
+                private.append(f"{m}:{line} imports {target}.{attr}")
+    return modules, edges, private
+
+
+def _component(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _cycles(edges: dict) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, on, stack, out, counter = {}, {}, set(), [], [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in edges:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_package_has_no_import_circle_lazy_imports_included():
+    _, edges, _ = _graph("planning_collision")
+    assert _cycles(edges) == []
+
+
+def test_a_circle_is_detected():  # the check itself can fail
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
+
+
+def test_no_module_imports_another_modules_private_names():
+    _, _, private = _graph("planning_collision")
+    assert private == []
+
+
+def test_imports_point_down_the_layers():
+    modules, edges, _ = _graph("planning_collision")
+    unknown = {_component(m) for m in modules} - set(LAYERS)
+    assert not unknown, f"components without a layer: {unknown}"
+    wrong = [
+        f"{m} (layer {LAYERS[_component(m)]}) imports {t} (layer {LAYERS[_component(t)]})"
+        for m, ts in edges.items()
+        for t in ts
+        if _component(t) != _component(m) and LAYERS[_component(t)] >= LAYERS[_component(m)]
+    ]
+    assert wrong == []
+
+
+@pytest.mark.parametrize("package", ["plugins"])
+def test_plugins_import_the_engine_never_the_reverse(package):
+    _, edges, _ = _graph("planning_collision")
+    assert not any(t.startswith(package) for ts in edges.values() for t in ts)
+    assert _cycles(_graph(package)[1]) == []
