@@ -17,10 +17,10 @@ cylinder-cone; sizes 2-50 cm, random poses, about a third of the pairs overlappi
   (counted), timed alone as a chain of the two vectorised searches with no simplex solver.
 
 Timings are medians over `--repeats` runs. JIT warm-up is printed apart: the first call in
-this process (numba's on-disk cache, `cache=True`) and, with `--cold`, a first call in a
-fresh process with an empty cache (the full compile).
+this process (numba's on-disk cache, `cache=True`); demos/cold_start.py times a first call
+in a fresh process with an empty cache (the full compile).
 
-How long: ~20-40 s with the defaults (+ ~1-2 min with --cold). Run::
+How long: ~20-40 s with the defaults. Run::
 
     python demos/bench_queries.py            # prints a markdown table for the README
 """
@@ -28,12 +28,9 @@ How long: ~20-40 s with the defaults (+ ~1-2 min with --cold). Run::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -389,13 +386,7 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=7, help="repeats; medians are reported")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--types", nargs="*", default=list(PAIR_TYPES), choices=PAIR_TYPES)
-    p.add_argument("--cold", action="store_true", help="also time a compile from an empty cache")
-    p.add_argument("--_first-call", dest="first_call", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-
-    if args.first_call:  # child process of --cold
-        print(json.dumps(_first_call_seconds()))
-        return 0
 
     try:
         import coal  # noqa: F401
@@ -410,16 +401,6 @@ def main(argv=None) -> int:
         f"first distance() {warm['distance']:.3f} s, first collide() {warm['collide']:.3f} s, "
         f"first batch call {warm['batch']:.3f} s"
     )
-    if args.cold:
-        with tempfile.TemporaryDirectory() as cache:
-            env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-            cmd = [sys.executable, os.path.abspath(__file__), "--_first-call"]
-            r = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
-            cold = json.loads(r.stdout.strip().splitlines()[-1])
-        print(
-            f"JIT warm-up, empty cache (full compile): first distance() {cold['distance']:.1f} s, "
-            f"first collide() {cold['collide']:.1f} s, first batch call {cold['batch']:.1f} s"
-        )
 
     rng = np.random.default_rng(args.seed)
     rows = []

@@ -18,6 +18,7 @@ import pytest
             ["--pairs", "60", "--python-pairs", "5", "--repeats", "1", "--types", "hull32-hull32"],
         ),
         ("oracle_sweep", ["--pairs", "3", "--jobs", "1"]),
+        ("cold_start", ["--list"]),
     ],
 )
 def test_demo_runs_and_returns_zero(name, argv, capsys):

@@ -405,9 +405,10 @@ def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, bound, flag, sc
                     return OVERFLOW
                 l = left[nd]
                 r = right[nd]
-                # distance: the nearer child last, so it is popped first (tighter bounds sooner)
-                if distance and _rows_sqdist(blo, bhi, l, qlo, qhi, i) <= _rows_sqdist(
-                    blo, bhi, r, qlo, qhi, i
+                # distance: the nearer child on top, so it is popped first (tighter bounds
+                # sooner); collide: the left one
+                if distance and _rows_sqdist(blo, bhi, r, qlo, qhi, i) < _rows_sqdist(
+                    blo, bhi, l, qlo, qhi, i
                 ):
                     l, r = r, l
                 stack[sp, 0] = BV
