@@ -10,6 +10,7 @@ Shapes and queries (docs/architecture.md says how the package is laid out)::
     pc.distance(pc.Sphere(0.1), np.eye(4), pc.Box((0.2, 0.2, 0.2)), T)  # 0.1 m
 """
 
+from .checker import CollisionChecker
 from .geometry import (
     Box,
     Capsule,
@@ -25,7 +26,7 @@ from .geometry import (
 )
 from .geometry.clouds import PointCloud, VoxelGrid
 from .queries import collide, distance, penetration
-from .results import DistanceResult, PenetrationResult
+from .results import DistanceResult, EdgeResult, PenetrationResult
 from .robot import Robot
 from .scene import Scene
 from .workspace import Workspace
@@ -54,4 +55,6 @@ __all__ = [
     "DistanceResult",
     "PenetrationResult",
     "Workspace",
+    "CollisionChecker",
+    "EdgeResult",
 ]

@@ -20,7 +20,7 @@ from .geometry.validate import positive_scalar
 from .kcd import compile_object, flatten
 from .kernels.layout import OUT_SIZE
 from .kernels.public import checked_distance, checked_overlap
-from .kernels.traversal import COLLIDE, DISTANCE, OVERFLOW, traverse
+from .kernels.traversal import COLLIDE, DISTANCE, OVERFLOW, scene_traverse
 from .primitives import ShapeCache, posed_block
 from .results import DistanceResult, PenetrationResult
 from .workspace import thread_workspace
@@ -160,7 +160,9 @@ def _query_local(a, Ta, b, Tb, mode, bound):
     flat = _local_scene(b)
     q = posed_block(a, _rel(Ta, Tb))
     sc = thread_workspace().scratch(1, flat.tab.kind.shape[0])
-    n = traverse(flat, mode, q.tab, q.poses, q.lo, q.hi, 0, len(q), _NO_SEEDS, bound, True, sc)
+    n = scene_traverse(
+        flat, mode, q.tab, q.poses, q.lo, q.hi, 0, len(q), _NO_SEEDS, bound, True, sc
+    )
     if n == OVERFLOW:
         raise RuntimeError("BVH traversal stack overflow")
     return n, sc

@@ -66,3 +66,29 @@ class PenetrationResult:
         d["normal"] = normal
         d["point_a"] = point_a
         d["point_b"] = point_b
+
+
+@dataclasses.dataclass(frozen=True)
+class EdgeResult:
+    """The check of a straight joint-space motion q0 -> q1, ``q(t) = q0 + t (q1 - q0)``.
+
+    valid : bool; True when the whole motion is free (certified for "dichotomy" and "ca").
+    last_valid_t : float in [0, 1]; the motion is free on [0, last_valid_t] (1 when valid):
+        the valid prefix OMPL's ``checkMotion(s1, s2, lastValid)`` asks for.
+    toc : float; where a collision was found (NaN when valid): for "ca" the first contact
+        (within the contact tolerance), for "dichotomy" and "discrete" a colliding t, not
+        necessarily the first ("discrete" with the first colliding sample of its grid).
+    n_queries : int; distance queries ("dichotomy", "ca": one per body evaluated) or states
+        checked ("discrete").
+    method : str; "discrete", "dichotomy" or "ca".
+    certified : bool; the answer holds for every t, not only at sampled states. False for
+        "discrete", and when a certified method ran out of its query budget (the motion is
+        then reported not valid).
+    """
+
+    valid: bool
+    last_valid_t: float
+    toc: float
+    n_queries: int
+    method: str
+    certified: bool

@@ -36,7 +36,14 @@ from .geometry.poses import as_pose
 from .geometry.shapes import Shape
 from .geometry.validate import finite_scalar, positive_scalar
 from .kcd import OPEN_RATIO, ObjectBlock, compile_object, flatten, object_parts
-from .kernels.traversal import CANDIDATES, COLLIDE, DISTANCE, OVERFLOW, FlatScene, traverse
+from .kernels.traversal import (
+    CANDIDATES,
+    COLLIDE,
+    DISTANCE,
+    OVERFLOW,
+    FlatScene,
+    scene_traverse,
+)
 from .primitives import Primitives, query_block
 from .results import DistanceResult
 from .workspace import Workspace, thread_workspace
@@ -230,7 +237,7 @@ class Scene:
         f = self.build()
         ws = workspace if workspace is not None else thread_workspace()
         sc = ws.scratch(len(self), f.tab.kind.shape[0])
-        n = traverse(f, mode, q.tab, q.poses, q.lo, q.hi, 0, i1, _NO_SEEDS, bound, flag, sc)
+        n = scene_traverse(f, mode, q.tab, q.poses, q.lo, q.hi, 0, i1, _NO_SEEDS, bound, flag, sc)
         if n == OVERFLOW:
             raise RuntimeError("scene traversal stack overflow (a bug: trees have bounded depth)")
         return n, sc

@@ -40,8 +40,8 @@ class Workspace:
         s = self._scratch
         if s.hit.shape[0] < n_obj or s.out.shape[0] < n_out:
             grown = new_scratch(max(n_obj, s.hit.shape[0]), max(n_out, s.out.shape[0]))
-            # the pair scratch (~100 KB) does not depend on the scene: keep it
-            self._scratch = s = grown._replace(pair=s.pair)
+            # the pair scratch (~100 KB) and the counters do not depend on the scene: keep them
+            self._scratch = s = grown._replace(pair=s.pair, counts=s.counts)
         return s
 
     def array(self, key: str, shape: tuple, dtype=np.float64) -> np.ndarray:

@@ -526,7 +526,7 @@ def test_nearest_only_kernels_write_one_row_and_the_batch_leaves_best_clean(rng)
         DISTANCE,
         scene_collide_batch,
         scene_min_distance_batch,
-        traverse,
+        scene_traverse,
     )
 
     s = Scene()
@@ -547,7 +547,9 @@ def test_nearest_only_kernels_write_one_row_and_the_batch_leaves_best_clean(rng)
     for b, T in zip(blocks, poses, strict=True):
         sc.best[:] = 123.0
         best = sc.best
-        arg = traverse(f, DISTANCE, b.tab, b.poses, b.lo, b.hi, 0, 1, seeds, np.inf, False, sc)
+        arg = scene_traverse(
+            f, DISTANCE, b.tab, b.poses, b.lo, b.hi, 0, 1, seeds, np.inf, False, sc
+        )
         r = s.min_distance(q, T)
         assert arg == list(s.slot_ids).index(r.id)
         assert best[arg, 0] == r.distance and np.allclose(best[arg, 4:7], r.point_b)

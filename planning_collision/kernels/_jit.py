@@ -21,3 +21,7 @@ inline_kernel = numba.njit(cache=True, nogil=True, error_model="numpy", inline="
 # on entry and exit (atomic operations), and a call that passes two shape tables (16
 # arrays) then costs more than a GJK iteration.
 hot_kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+
+# Loops over independent items (a batch of configurations) in parallel threads (prange);
+# each thread uses its own workspace.
+parallel_kernel = numba.njit(cache=True, nogil=True, error_model="numpy", parallel=True)

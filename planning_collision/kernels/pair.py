@@ -97,8 +97,16 @@ def _closed_form(tab_a, ia, T_a, tab_b, ib, T_b, out):
     return False
 
 
+# status of _gjk_separation beyond pair_distance's: the cores overlap (depth unknown)
+_CORES_OVERLAP = 3
+
+
 @hot_kernel
-def _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
+def _gjk_separation(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
+    """GJK on the cores. Returns (status, n): EXACT or PENETRATING (the cores apart: out
+    holds the exact signed distance, witnesses and normal), LOWER_BOUND (out[0] a lower
+    bound > max_dist), or _CORES_OVERLAP (out[0] = -(ra + rb), the most the pair can be
+    apart: the depth is at least the sweep radii; n is GJK's simplex size for EPA)."""
     ra = tab_a.params[ia, 0]
     rb = tab_b.params[ib, 0]
     R = ra + rb
@@ -108,7 +116,7 @@ def _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
     status, n, dc = gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, max_dist + R, -1.0, ws)
     if status == BEYOND:
         out[0] = dc - R
-        return LOWER_BOUND
+        return LOWER_BOUND, n
     if status != OVERLAP:
         pax = 0.0
         pay = 0.0
@@ -142,11 +150,22 @@ def _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
             out[7] = nx
             out[8] = ny
             out[9] = nz
-            return EXACT if out[0] > 0.0 else PENETRATING
+            return (EXACT if out[0] > 0.0 else PENETRATING), n
+    out[0] = -R
+    return _CORES_OVERLAP, n
+
+
+@hot_kernel
+def _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
+    status, n = _gjk_separation(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out)
+    if status != _CORES_OVERLAP:
+        return status
     # the cores touch or overlap: EPA on the cores, then add the radii
+    ra = tab_a.params[ia, 0]
+    rb = tab_b.params[ib, 0]
     e = ws[_EPA_OUT : _EPA_OUT + OUT_SIZE]
     epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, e)
-    depth = e[0] + R
+    depth = e[0] + ra + rb
     nx = e[7]
     ny = e[8]
     nz = e[9]
@@ -164,14 +183,9 @@ def _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
 
 
 @hot_kernel
-def pair_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
-    """Signed distance between shape ia of tab_a posed by T_a and shape ib of tab_b posed
-    by T_b (4x4). Writes out[0:10] (see module docstring).
-
-    max_dist: when the distance is certainly greater, stop early and return LOWER_BOUND
-    with out[0] a lower bound (> max_dist); np.inf for an exact answer.
-    Returns EXACT, PENETRATING or LOWER_BOUND.
-    """
+def _non_gjk(tab_a, ia, T_a, tab_b, ib, T_b, out):
+    """Halfspaces and closed forms, in either order, into out. Returns False when the pair
+    needs GJK."""
     ka = tab_a.kind[ia]
     kb = tab_b.kind[ib]
     if kb == HALFSPACE:
@@ -180,13 +194,39 @@ def pair_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
         convex_halfspace_distance(tab_b, ib, T_b, tab_a, ia, T_a, out)
         _flip(out)
     elif ka <= kb:
-        if not _closed_form(tab_a, ia, T_a, tab_b, ib, T_b, out):
-            return _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out)
+        return _closed_form(tab_a, ia, T_a, tab_b, ib, T_b, out)
     else:
         if not _closed_form(tab_b, ib, T_b, tab_a, ia, T_a, out):
-            return _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out)
+            return False
         _flip(out)
-    return EXACT if out[0] > 0.0 else PENETRATING
+    return True
+
+
+@hot_kernel
+def pair_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
+    """Signed distance between shape ia of tab_a posed by T_a and shape ib of tab_b posed
+    by T_b (4x4). Writes out[0:10] (see module docstring).
+
+    max_dist: when the distance is certainly greater, stop early and return LOWER_BOUND
+    with out[0] a lower bound (> max_dist); np.inf for an exact answer.
+    Returns EXACT, PENETRATING or LOWER_BOUND.
+    """
+    if _non_gjk(tab_a, ia, T_a, tab_b, ib, T_b, out):
+        return EXACT if out[0] > 0.0 else PENETRATING
+    return _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out)
+
+
+@hot_kernel
+def pair_separation(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
+    """`pair_distance` without penetration depth (no EPA compiled in): the same answer
+    when the pair is apart, or overlaps only within the sweep radii; when the cores
+    overlap, out[0] = -(ra + rb) (a value the true signed distance is at most) with
+    witnesses unset, status PENETRATING. For callers that need only "in collision or how
+    far apart" (the collision checker)."""
+    if _non_gjk(tab_a, ia, T_a, tab_b, ib, T_b, out):
+        return EXACT if out[0] > 0.0 else PENETRATING
+    status, _ = _gjk_separation(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out)
+    return PENETRATING if status == _CORES_OVERLAP else status
 
 
 @hot_kernel
@@ -201,9 +241,9 @@ def pair_overlap(tab_a, ia, T_a, tab_b, ib, T_b, margin, ws):
     lo = min(ka, kb)
     hi = max(ka, kb)
     if hi == HALFSPACE or hi <= CAPSULE or (lo == SPHERE and hi == BOX):
-        # closed forms are as cheap as a boolean test
+        # closed forms are as cheap as a boolean test (and keep EPA out of this kernel)
         out = ws[_EPA_OUT : _EPA_OUT + OUT_SIZE]
-        pair_distance(tab_a, ia, T_a, tab_b, ib, T_b, math.inf, ws, out)
+        _non_gjk(tab_a, ia, T_a, tab_b, ib, T_b, out)
         return out[0] <= margin
     R = tab_a.params[ia, 0] + tab_b.params[ib, 0] + margin
     v0x = T_a[0, 3] - T_b[0, 3]

@@ -10,7 +10,9 @@ and grows it for the scenes it meets.
 - ``tmp (OUT_SIZE,)``: one pair result;
 - ``hit (n_obj,)`` uint8: objects in collision, all 0 between queries;
 - ``best (n_obj, OUT_SIZE)``: per-object distance records, ``best[:, 0]`` inf between queries;
-- ``out (n,)`` int32: candidate primitive indices.
+- ``out (n,)`` int32: candidate primitive indices (or leaf nodes);
+- ``counts (N_COUNTS,)`` int64: running counters kernels add to (kernels/traversal.py
+  BV_TESTS, PAIR_TESTS; the checker's own after them), never reset by a kernel.
 """
 
 from collections import namedtuple
@@ -21,7 +23,10 @@ from .bvh import STACK_SIZE
 from .layout import OUT_SIZE
 from .pair import WORKSPACE_SIZE
 
-Scratch = namedtuple("Scratch", ["pair", "stack", "tmp", "hit", "best", "out"])
+Scratch = namedtuple("Scratch", ["pair", "stack", "tmp", "hit", "best", "out", "counts"])
+
+# Length of Scratch.counts: room for the traversal's counters and the checker's.
+N_COUNTS = 16
 
 
 def new_scratch(n_obj: int = 1, n_out: int = 1) -> Scratch:
@@ -36,4 +41,5 @@ def new_scratch(n_obj: int = 1, n_out: int = 1) -> Scratch:
         np.zeros(n_obj, np.uint8),
         best,
         np.zeros(max(int(n_out), 1), np.int32),
+        np.zeros(N_COUNTS, np.int64),
     )

@@ -37,8 +37,11 @@ kernels return OVERFLOW rather than write out of bounds.
 import math
 from collections import namedtuple
 
+from numba import literally, types
+from numba.extending import overload
+
 from ._jit import hot_kernel
-from .pair import pair_distance, pair_overlap
+from .pair import pair_distance, pair_overlap, pair_separation
 
 FlatScene = namedtuple(
     "FlatScene",
@@ -67,6 +70,8 @@ FlatScene = namedtuple(
 
 KT = 0
 BV = 1
+# a stack entry that stands for nothing (a front list that found no leaf): popped, skipped
+NONE = -1
 # a group's BVH root pushed by its KCD group leaf: same box, already tested, not retested
 BV_TESTED = 2
 # a KCD node pushed by its parent, which tested its box (from kt_clo, kt_chi) already
@@ -78,6 +83,34 @@ OVERFLOW = -2
 COLLIDE = 0
 DISTANCE = 1
 CANDIDATES = 2
+LEAVES = 3
+
+# Counters a traversal adds to (`Scratch.counts`): box tests, pair queries.
+BV_TESTS = 0
+PAIR_TESTS = 1
+
+
+def leaf_distance(depth, tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out):
+    """The DISTANCE mode's pair query: `pair_distance` (exact penetration depth, EPA) when
+    `depth`, else `pair_separation` (no depth: no EPA compiled in). Compiled code picks one
+    at typing time from the literal `depth` (the overload below), so a traversal compiled
+    for the collision checker carries no EPA; this body is what runs as plain Python."""
+    if depth:
+        return pair_distance(tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out)
+    return pair_separation(tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out)
+
+
+@overload(leaf_distance, jit_options={"error_model": "numpy", "nogil": True})
+def _leaf_distance_typed(depth, tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out):
+    if not isinstance(depth, types.BooleanLiteral):
+        return lambda depth, tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out: literally(depth)
+    if depth.literal_value:
+        return lambda depth, tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out: pair_distance(
+            tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out
+        )
+    return lambda depth, tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out: pair_separation(
+        tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out
+    )
 
 
 @hot_kernel
@@ -219,9 +252,20 @@ def _finish(mode, per_object, best, arg, rec, n):
 
 
 @hot_kernel
-def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, bound, flag, sc):
+def _tally(sc, nbv, npair, r):
+    """Add a traversal's box tests and pair queries to ``sc.counts``; return r."""
+    sc.counts[BV_TESTS] += nbv
+    sc.counts[PAIR_TESTS] += npair
+    return r
+
+
+@hot_kernel
+def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, ranges, bound, flag, sc, depth):
     """Query primitives ``i0 <= i < i1`` of the block (qtab, qposes, qlo, qhi) against the
-    scene, starting from the stack entries ``seeds (k, 2)`` (the root when k = 0).
+    scene, starting from stack entries in ``seeds (k, 2)``: for query primitive i the rows
+    ``ranges[i, 0]:ranges[i, 1]`` when ``ranges (n, 2)`` has rows, else all k rows; the root
+    when there are none. (A call costs ~0.1 µs of argument passing alone: the scene is ~50
+    arrays. Callers query many primitives in one call rather than one per call.)
 
     sc : the caller's `Scratch` (kernels/scratch.py), sized for this scene; the results go
         to its ``hit``, ``best`` and ``out``, which the caller reads and resets.
@@ -238,6 +282,14 @@ def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, bound, flag, sc
         the query to the object). Returns the slot of the nearest object within bound, or -1.
     mode CANDIDATES: primitives whose AABB overlaps the query boxes within ``bound`` go to
         ``sc.out`` (unbounded ones always); returns how many.
+    mode LEAVES: the group-BVH leaves whose box overlaps the query boxes within ``bound``
+        go to ``sc.out`` (as node ids; unbounded primitives are not listed: every
+        traversal tests them); returns how many. Started from those leaves as seeds (tree
+        BV), a traversal whose query boxes lie within the listed ones gives the same answer
+        as from the root: a front list.
+    depth : a constant: True, DISTANCE computes penetration depths (EPA); False, an overlap
+        is reported as some value <= 0 (`pair_separation`), and no EPA is compiled in.
+    The box tests and pair queries made are added to ``sc.counts`` (BV_TESTS, PAIR_TESTS).
     Returns OVERFLOW when the stack is too small.
     """
     tab = scene.tab
@@ -274,7 +326,9 @@ def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, bound, flag, sc
     distance = mode == DISTANCE
     stop_first = collide and flag
     per_object = distance and flag
-    n = 0  # COLLIDE: objects hit; CANDIDATES: entries written
+    n = 0  # COLLIDE: objects hit; CANDIDATES, LEAVES: entries written
+    nbv = 0
+    npair = 0
     gbest = math.inf
     arg = -1
     rec = _take(tmp)  # DISTANCE, nearest only: the best pair so far (valid once arg >= 0)
@@ -285,49 +339,57 @@ def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, bound, flag, sc
             out[n] = p
             n += 1
             continue
+        if mode == LEAVES:
+            continue
         if collide:
             if hit[o]:
                 continue
             for i in range(i0, i1):
+                npair += 1
                 if pair_overlap(qtab, i, qposes[i], tab, p, poses[p], bound, ws):
                     hit[o] = 1
                     n += 1
                     break
             if n > 0 and stop_first:
-                return n
+                return _tally(sc, nbv, npair, n)
             continue
         for i in range(i0, i1):
             b = bound if per_object else min(bound, gbest)
             if per_object and best[o, 0] < b:
                 b = best[o, 0]
-            pair_distance(qtab, i, qposes[i], tab, p, poses[p], b, ws, tmp)
+            npair += 1
+            leaf_distance(depth, qtab, i, qposes[i], tab, p, poses[p], b, ws, tmp)
             gbest, arg, rec = _keep(best, o, tmp, b, per_object, gbest, arg, rec)
     if scene.kt_root.shape[0] == 0:
-        return _finish(mode, per_object, best, arg, rec, n)
+        return _tally(sc, nbv, npair, _finish(mode, per_object, best, arg, rec, n))
     root = scene.kt_root[0]
     ssize = stack.shape[0]
-    nseeds = seeds.shape[0]
+    per_query = ranges.shape[0] > 0
     for i in range(i0, i1):
         # the query's bounding ball: its local origin, posed, and qtab.brad
         qc0 = qposes[i, 0, 3]
         qc1 = qposes[i, 1, 3]
         qc2 = qposes[i, 2, 3]
         qr = qtab.brad[i]
-        if nseeds == 0:
+        s0 = ranges[i, 0] if per_query else 0
+        s1 = ranges[i, 1] if per_query else seeds.shape[0]
+        if s1 == s0:
             stack[0, 0] = KT
             stack[0, 1] = root
             sp = 1
         else:
-            if nseeds > ssize:
-                return OVERFLOW
-            for s in range(nseeds):
-                stack[s, 0] = seeds[s, 0]
-                stack[s, 1] = seeds[s, 1]
-            sp = nseeds
+            if s1 - s0 > ssize:
+                return _tally(sc, nbv, npair, OVERFLOW)
+            for s in range(s0, s1):
+                stack[s - s0, 0] = seeds[s, 0]
+                stack[s - s0, 1] = seeds[s, 1]
+            sp = s1 - s0
         while sp > 0:
             sp -= 1
             tree = stack[sp, 0]
             nd = stack[sp, 1]
+            if tree == NONE:
+                continue
             b = bound if not distance or per_object else min(bound, gbest)
             if tree == KT or tree == KT_TESTED:
                 o = kt_obj[nd]
@@ -337,6 +399,7 @@ def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, bound, flag, sc
                 elif per_object and o >= 0 and best[o, 0] < b:
                     b = best[o, 0]
                 if tree == KT:
+                    nbv += 1
                     if distance:
                         gs, gb = _rows_gaps(kt_lo, kt_hi, nd, qlo, qhi, i, qc0, qc1, qc2)
                         if _pruned(gs, gb, qr, b):
@@ -352,7 +415,8 @@ def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, bound, flag, sc
                 e0 = kt_cstart[nd]
                 e1 = kt_cstart[nd + 1]
                 if sp + e1 - e0 > ssize:
-                    return OVERFLOW
+                    return _tally(sc, nbv, npair, OVERFLOW)
+                nbv += e1 - e0
                 if not distance:
                     # the children's boxes lie side by side: test them all here, push the hits
                     for e in range(e0, e1):
@@ -393,6 +457,7 @@ def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, bound, flag, sc
             elif per_object and best[o, 0] < b:
                 b = best[o, 0]
             if tree == BV:
+                nbv += 1
                 if distance:
                     gs, gb = _rows_gaps(blo, bhi, nd, qlo, qhi, i, qc0, qc1, qc2)
                     if _pruned(gs, gb, qr, b):
@@ -400,9 +465,13 @@ def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, bound, flag, sc
                 elif not _rows_overlap(blo, bhi, nd, qlo, qhi, i, bound):
                     continue
             cnt = count[nd]
+            if cnt > 0 and mode == LEAVES:
+                out[n] = nd
+                n += 1
+                continue
             if cnt == 0:
                 if sp + 2 > ssize:
-                    return OVERFLOW
+                    return _tally(sc, nbv, npair, OVERFLOW)
                 l = left[nd]
                 r = right[nd]
                 # distance: the nearer child on top, so it is popped first (tighter bounds
@@ -422,23 +491,27 @@ def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, bound, flag, sc
                 p = order[j]
                 if not distance:
                     # a one-primitive leaf's box is the primitive's box: tested already
-                    if cnt > 1 and not _rows_overlap(plo, phi, p, qlo, qhi, i, bound):
-                        continue
+                    if cnt > 1:
+                        nbv += 1
+                        if not _rows_overlap(plo, phi, p, qlo, qhi, i, bound):
+                            continue
                     if not collide:
                         out[n] = p
                         n += 1
                         continue
+                    npair += 1
                     if pair_overlap(qtab, i, qposes[i], tab, p, poses[p], bound, ws):
                         hit[o] = 1
                         n += 1
                         if stop_first:
-                            return n
+                            return _tally(sc, nbv, npair, n)
                         break  # the rest of this object is skipped
                     continue
                 b = bound if per_object else min(bound, gbest)
                 if per_object and best[o, 0] < b:
                     b = best[o, 0]
                 if cnt > 1:
+                    nbv += 1
                     gs, gb = _rows_gaps(plo, phi, p, qlo, qhi, i, qc0, qc1, qc2)
                     if _pruned(gs, gb, qr, b):
                         continue
@@ -448,9 +521,10 @@ def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, bound, flag, sc
                 dz = poses[p, 2, 3] - qc2
                 if _pruned(0.0, dx * dx + dy * dy + dz * dz, qr + brad[p], b):
                     continue
-                pair_distance(qtab, i, qposes[i], tab, p, poses[p], b, ws, tmp)
+                npair += 1
+                leaf_distance(depth, qtab, i, qposes[i], tab, p, poses[p], b, ws, tmp)
                 gbest, arg, rec = _keep(best, o, tmp, b, per_object, gbest, arg, rec)
-    return _finish(mode, per_object, best, arg, rec, n)
+    return _tally(sc, nbv, npair, _finish(mode, per_object, best, arg, rec, n))
 
 
 @hot_kernel
@@ -473,9 +547,11 @@ def scene_collide_batch(scene, qtab, qposes, qlo, qhi, margin, sc, seeds, out):
             0,
             1,
             seeds,
+            seeds[0:0],
             margin,
             True,
             sc,
+            True,
         )
         if n == OVERFLOW:
             return OVERFLOW
@@ -507,9 +583,11 @@ def scene_min_distance_batch(scene, qtab, qposes, qlo, qhi, max_dist, sc, seeds,
             0,
             1,
             seeds,
+            seeds[0:0],
             max_dist,
             False,
             sc,
+            True,
         )
         if arg == OVERFLOW:
             return OVERFLOW
@@ -518,3 +596,12 @@ def scene_min_distance_batch(scene, qtab, qposes, qlo, qhi, max_dist, sc, seeds,
             out[b] = best[arg, 0]
             best[arg, 0] = math.inf
     return 0
+
+
+@hot_kernel
+def scene_traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, bound, flag, sc):
+    """`traverse` with penetration depths: the entry point Python callers (Scene, the
+    public pair queries of non-convex shapes) use."""
+    return traverse(
+        scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, seeds[0:0], bound, flag, sc, True
+    )

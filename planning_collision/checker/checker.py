@@ -1,0 +1,332 @@
+"""CollisionChecker: what a planner calls — is a configuration free, and is the straight
+motion between two free (docs/architecture.md, "Checker").
+
+::
+
+    import planning_collision as pc
+    checker = pc.CollisionChecker(robot, scene, padding=0.0)
+    checker.is_valid(q)                          # one compiled call, no EPA, ~1-3 µs
+    checker.is_valid_batch(Q)                    # (m,) bool, parallel over configurations
+    checker.check_edge(q0, q1)                   # EdgeResult; certified ("dichotomy")
+    checker.check_edge(q0, q1, method="ca")      # first time of contact
+    checker.clearance(q), checker.link_distances(q)
+    checker.stats, checker.reset_stats()
+
+A state is valid when every collision link is farther than `padding` from the scene and
+every checked self-collision pair (the robot's ACM complement) farther than `padding`
+apart. A certified edge method ("dichotomy", "ca") calls a motion valid only when that
+holds at every t in [0, 1]; closer than ``padding + eta`` counts as a collision (eta, the
+contact tolerance, keeps the certificate conservative and the check finite).
+
+The checker follows its robot and scene: when either changed since the last call (an
+obstacle added, an ACM entry edited: their `version`), the next call rebuilds the flat
+model and forgets the caches. One workspace per Python thread (created on first use), one
+per numba thread in the batch call.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numba
+import numpy as np
+import numpy.typing as npt
+
+from ..geometry.validate import positive_scalar
+from ..kernels import checker as K
+from ..kernels import edges as E
+from ..kernels.scratch import N_COUNTS
+from ..kernels.tolerances import DEFAULT_ETA
+from ..kernels.traversal import BV_TESTS, PAIR_TESTS
+from ..results import EdgeResult
+from .model import CheckModel, CheckWorkspace, build_model
+
+__all__ = ["CollisionChecker", "METHODS"]
+
+METHODS = {"discrete": E.DISCRETE, "dichotomy": E.DICHOTOMY, "ca": E.CA}
+# Distance queries a certified edge check may make before it gives up (reported not valid,
+# `certified=False`): a motion that grazes an obstacle within about eta needs many.
+QUERY_BUDGET = 100_000
+
+_COUNTERS = {
+    "states": K.STATES,
+    "edges": K.EDGES,
+    "distance_queries": K.DIST_QUERIES,
+    "bv_tests": BV_TESTS,
+    "narrowphase_pairs": PAIR_TESTS,
+    "self_pair_tests": K.SELF_TESTS,
+    "front_hits": K.FRONT_HITS,
+    "front_builds": K.FRONT_BUILDS,
+    "endpoint_hits": K.ENDPOINT_HITS,
+}
+
+
+class CollisionChecker:
+    """State and edge checks of `robot` among the obstacles of `scene` (module doc).
+
+    padding : m, >= 0; robot geometry closer than this to an obstacle (or, for checked
+        self pairs, to another link) counts as a collision (MoveIt's link padding).
+    self_collision : check the link pairs the robot's ACM does not allow.
+    eta : m, > 0; the contact tolerance of certified edge checks.
+    cache : keep front lists and the endpoint cache between queries (False: every query
+        from scratch, for benchmarks).
+    resolution : the "discrete" method's state spacing, as a fraction of the joint space's
+        extent (OMPL's ``setStateValidityCheckingResolution``; 0.01 is OMPL's default).
+    """
+
+    def __init__(
+        self,
+        robot,
+        scene,
+        padding: float = 0.0,
+        self_collision: bool = True,
+        eta: float = DEFAULT_ETA,
+        cache: bool = True,
+        resolution: float = 0.01,
+    ):
+        self.robot = robot
+        self.scene = scene
+        self.padding = positive_scalar("padding", padding, allow_zero=True)
+        self.eta = positive_scalar("eta", eta)
+        self.resolution = positive_scalar("resolution", resolution)
+        self.self_collision = bool(self_collision)
+        self.cache = bool(cache)
+        if not robot.pieces:
+            raise ValueError(f"robot {robot.name!r} has no collision geometry to check")
+        self._local = threading.local()
+        self._workspaces: list[CheckWorkspace] = []
+        self._lock = threading.Lock()
+        self._seconds = 0.0
+        self._model: CheckModel | None = None
+        self._rebuild()
+        self._out = np.zeros(4)
+        extent = np.where(robot.continuous, math.pi, robot.upper - robot.lower)
+        self._extent = float(np.linalg.norm(extent))
+
+    # ---------------------------------------------------------------- model and workspaces
+    def _rebuild(self) -> None:
+        self._model = build_model(self.robot, self.scene, self.self_collision)
+        with self._lock:
+            self._workspaces = []
+            self._batch_tables = None
+        self._local = threading.local()
+
+    def _current(self) -> CheckModel:
+        """The flat model, rebuilt first when the robot or the scene changed."""
+        m = self._model
+        if m.scene_version != self.scene.version or m.robot_version != self.robot.version:
+            self._rebuild()
+            m = self._model
+        return m
+
+    def _workspace(self) -> CheckWorkspace:
+        ws = getattr(self._local, "ws", None)
+        if ws is None:
+            ws = self._local.ws = self._new_workspace()
+        return ws
+
+    def _new_workspace(self) -> CheckWorkspace:
+        ws = CheckWorkspace(self._model)
+        with self._lock:
+            self._workspaces.append(ws)
+        return ws
+
+    @property
+    def body_names(self) -> tuple:
+        """The bodies a certificate bounds: each collision link (against the scene), then
+        each checked self pair ("link_a|link_b")."""
+        return self._current().body_names
+
+    # ---------------------------------------------------------------- states
+    def _q(self, q, name="q") -> np.ndarray:
+        if type(q) is np.ndarray and q.dtype == np.float64 and q.flags.c_contiguous:
+            if q.shape == (self.robot.dof,):
+                return q
+        return self.robot.validate_q(q, name)
+
+    def _raise_bad_q(self, code: int, q, name: str):
+        """Explain a BAD_Q code of a kernel (the kernel found q non-finite or outside the
+        joint limits; see kernels/checker.q_code)."""
+        dof = self.robot.dof
+        k = code - K.BAD_Q
+        if k < dof:
+            self.robot.validate_q(q, name)  # names the non-finite joint
+        self.robot.validate_q(q, name, check_limits=True)  # names the joint out of limits
+        raise AssertionError(f"kernel code {code} not explained for {name}")  # unreachable
+
+    def is_valid(self, q) -> bool:
+        """True when configuration q (dof,) is collision-free (module doc). ValueError
+        naming the joint when q is not finite or outside the joint limits."""
+        m = self._current()
+        q = self._q(q)
+        ws = self._workspace()
+        t0 = time.perf_counter()
+        code = K.state_check(m.table, ws.table, q, self.padding, self.self_collision)
+        self._seconds += time.perf_counter() - t0
+        if code >= K.BAD_Q:
+            self._raise_bad_q(code, q, "q")
+        return code == K.FREE
+
+    def is_valid_batch(self, Q) -> npt.NDArray[np.bool_]:
+        """(m,) bool: `is_valid` of each row of Q (m, dof), in parallel (numba threads)."""
+        m = self._current()
+        Q = np.ascontiguousarray(Q, dtype=np.float64)
+        if Q.ndim != 2 or Q.shape[1] != self.robot.dof:
+            raise ValueError(f"Q must have shape (m, {self.robot.dof}), got {Q.shape}")
+        tables = self._batch()
+        codes = np.empty(Q.shape[0], np.int64)
+        t0 = time.perf_counter()
+        K.state_check_batch(m.table, tables, Q, self.padding, self.self_collision, codes)
+        self._seconds += time.perf_counter() - t0
+        bad = np.flatnonzero(codes >= K.BAD_Q)
+        if bad.size:
+            self._raise_bad_q(int(codes[bad[0]]), Q[bad[0]], f"Q[{bad[0]}]")
+        return codes == K.FREE
+
+    def _batch(self) -> np.ndarray:
+        """(threads, rows, 5) address tables of one workspace per numba thread."""
+        tables = getattr(self, "_batch_tables", None)
+        n = numba.get_num_threads()
+        if tables is None or tables.shape[0] < n:
+            wss = [self._new_workspace() for _ in range(n)]
+            tables = self._batch_tables = np.ascontiguousarray(np.stack([w.table for w in wss]))
+        return tables
+
+    def _distances(self, q, need) -> np.ndarray:
+        """(n_bodies, 3) rows (d, exact, slot) at q under the caps `need`."""
+        m = self._current()
+        q = self._q(q)
+        ws = self._workspace()
+        out = np.empty((len(m.body_names), 3))
+        t0 = time.perf_counter()
+        code = K.state_distances(m.table, ws.table, q, need, out)
+        self._seconds += time.perf_counter() - t0
+        if code >= K.BAD_Q:
+            self._raise_bad_q(code, q, "q")
+        return out
+
+    def clearance(self, q) -> float:
+        """The smallest distance of any body at q (m): a collision link to the scene or a
+        checked self pair. <= 0 means in collision (the depth is not computed)."""
+        m = self._current()
+        rows = self._distances(q, np.full(len(m.body_names), np.inf))
+        return float(rows[:, 0].min()) if len(rows) else math.inf
+
+    def link_distances(self, q, max_distance: float = np.inf) -> dict:
+        """Per collision link at q: its distance to the scene and the nearest obstacle's
+        id, and its distance to its checked self-collision partners and the nearest one.
+
+        max_distance : m; distances beyond it are not refined (reported as inf).
+        Returns {"links", "scene", "object", "self", "partner", "distance"}: arrays over
+        collision links (names; m; obstacle id or -1; m; partner link name or ""; the
+        smaller of the two)."""
+        m = self._current()
+        md = float(max_distance)
+        rows = self._distances(q, np.full(len(m.body_names), md))
+        nl = m.n_links
+        names = m.body_names[:nl]
+        far = rows[:, 1] == 0
+        d = np.where(far, np.inf, rows[:, 0])
+        slots = rows[:nl, 2].astype(np.int64)
+        ids = np.where(slots >= 0, self.scene.slot_ids[np.maximum(slots, 0)], -1)
+        self_d = np.full(nl, np.inf)
+        partner = np.array([""] * nl, dtype=object)
+        link_of = {n: k for k, n in enumerate(names)}
+        for j, pair in enumerate(m.body_names[nl:]):
+            a, b = pair.split("|")
+            for me, other in ((a, b), (b, a)):
+                k = link_of[me]
+                if d[nl + j] < self_d[k]:
+                    self_d[k], partner[k] = d[nl + j], other
+        return {
+            "links": np.array(names, dtype=object),
+            "scene": d[:nl],
+            "object": ids,
+            "self": self_d,
+            "partner": partner,
+            "distance": np.minimum(d[:nl], self_d),
+        }
+
+    # ---------------------------------------------------------------- edges
+    def _edge(self, q0, q1, method: str, check_start: bool, first: bool) -> np.ndarray:
+        m = self._current()
+        code_m = METHODS.get(method)
+        if code_m is None:
+            raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+        q0 = self._q(q0, "q0")
+        q1 = self._q(q1, "q1")
+        ws = self._workspace()
+        n_steps = 1
+        if code_m == E.DISCRETE:
+            length = float(np.linalg.norm(q1 - q0))
+            n_steps = max(1, math.ceil(length / (self.resolution * self._extent)))
+        out = self._out
+        t0 = time.perf_counter()
+        code = E.edge_check(
+            m.table, ws.table, q0, q1, code_m, self.padding, self.eta, n_steps,
+            bool(check_start), self.cache, QUERY_BUDGET, first, out,
+        )  # fmt: skip
+        self._seconds += time.perf_counter() - t0
+        if code >= K.BAD_Q:
+            dof = self.robot.dof
+            if code - K.BAD_Q >= 2 * dof + 2:
+                self._raise_bad_q(code - 2 * dof - 2, q1, "q1")
+            self._raise_bad_q(code, q0, "q0")
+        return out
+
+    def check_edge(self, q0, q1, method: str = "dichotomy", check_start: bool = True) -> EdgeResult:
+        """Check the straight motion q0 -> q1 (dof,): "dichotomy" (certified, default),
+        "ca" (certified, with the first time of contact) or "discrete" (states at
+        `resolution`, not certified). check_start: also check q0 (a planner that knows q0
+        is valid passes False). Returns EdgeResult(valid, last_valid_t, toc, n_queries,
+        method, certified)."""
+        out = self._edge(q0, q1, method, check_start, True)
+        status = int(out[0])
+        return EdgeResult(
+            valid=status == K.FREE,
+            last_valid_t=float(out[1]),
+            toc=float(out[2]),
+            n_queries=int(out[3]),
+            method=method,
+            certified=method != "discrete" and status != E.UNDECIDED,
+        )
+
+    def edge_free(self, q0, q1, method: str = "dichotomy", check_start: bool = False) -> bool:
+        """`check_edge(...).valid` without building a result (the motion validator's fast
+        path); "discrete" stops at the first colliding state it meets."""
+        return self._edge(q0, q1, method, check_start, False)[0] == K.FREE
+
+    # ---------------------------------------------------------------- stats
+    @property
+    def stats(self) -> dict:
+        """Counters since the last `reset_stats`, summed over this checker's workspaces:
+        states posed, edges, distance queries, BV tests, narrowphase pairs, self-pair
+        tests, front hits and builds, endpoint-cache hits, and seconds inside kernels
+        (wall time of the compiled calls)."""
+        with self._lock:
+            total = sum((w.counts for w in self._workspaces), np.zeros(N_COUNTS, np.int64))
+        out = {k: int(total[i]) for k, i in _COUNTERS.items()}
+        out["seconds"] = self._seconds
+        return out
+
+    def reset_stats(self) -> None:
+        with self._lock:
+            for w in self._workspaces:
+                w.counts[:] = 0
+        self._seconds = 0.0
+
+    def forget(self) -> None:
+        """Drop the front lists and endpoint caches of every workspace."""
+        with self._lock:
+            for w in self._workspaces:
+                w.forget()
+
+    def __repr__(self) -> str:
+        m = self._current()
+        return (
+            f"CollisionChecker({self.robot.name!r}, {len(self.scene)} obstacles, "
+            f"{m.n_links} links, {len(m.body_names) - m.n_links} self pairs, "
+            f"padding={self.padding}, eta={self.eta}, cache={self.cache})"
+        )

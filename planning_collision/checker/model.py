@@ -1,0 +1,137 @@
+"""The checker's flat model of a robot and a scene, and its per-thread workspace, as the
+address tables the compiled entry points take (kernels/handles.py, kernels/checker.py).
+
+Bodies: the robot's collision links first (each against the scene), then the checked
+self-collision pairs (the ACM's complement), each with its motion-bound row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..kernels.checker import CheckBuffers, CheckRobot
+from ..kernels.handles import array_table, rows
+from ..kernels.scratch import new_scratch
+
+_F1, _F2, _F3 = ("float64", 1), ("float64", 2), ("float64", 3)
+_I1, _I2, _L1 = ("int32", 1), ("int32", 2), ("int64", 1)
+# rows of CheckRobot after its RobotModel and ShapeTable, and of CheckBuffers (field order)
+_ROBOT_TAIL = [_I1, _F3, _I1, _I1, _I2, _F2, _I1]
+_BUFFERS = [_F3, _F3, _F2, _F2, _F1, _F1, _I1, _I1, _F1, _F2, _F2, _I1]
+_BUFFERS += [_F2, _F2, _I1, _I2, _I2, _L1, _F2, _F2, _I2, _I2]
+
+# Sizes of the workspace's caches (bounded memory).
+INTERVALS = 64  # uncovered intervals per body in an edge check
+FRONT = 32  # front-list entries per piece
+ENDPOINTS = 4096  # configurations in the endpoint cache
+QUEUE = 1024  # index ranges in the discrete method's queue
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CheckModel:
+    """A robot and a scene as the checker's kernels see them.
+
+    robot : CheckRobot arrays; scene : the scene's FlatScene; table : their address table;
+    body_names : a name per body ("panda_link3", "panda_link1|panda_link5"); n_links :
+    the number of link bodies; robot_version, scene_version : what it was built from.
+    """
+
+    robot: CheckRobot
+    scene: tuple
+    table: np.ndarray
+    body_names: tuple
+    n_links: int
+    robot_version: int
+    scene_version: int
+    keep: tuple  # arrays the table points into (kept alive with it)
+
+
+def build_model(robot, scene, self_collision: bool) -> CheckModel:
+    """The flat model of `robot` in `scene` (checking the ACM's pairs when self_collision)."""
+    c = robot.collision
+    links = np.asarray(robot.collision_links, np.int32)
+    pairs = robot.self_collision_pairs() if self_collision else np.zeros((0, 2), np.int32)
+    pairs = np.ascontiguousarray(pairs, np.int32).reshape(-1, 2)
+    R = np.concatenate([robot.motion_bound_R, robot.pair_speed_rows(pairs)])
+    limited = (~np.asarray(robot.continuous, bool)).astype(np.int32)
+    check_robot = CheckRobot(
+        robot.model,
+        c.table,
+        np.ascontiguousarray(c.piece_link, np.int32),
+        np.ascontiguousarray(c.piece_pose, np.float64),
+        np.ascontiguousarray(c.link_start, np.int32),
+        links,
+        pairs,
+        np.ascontiguousarray(R, np.float64),
+        limited,
+    )
+    flat = scene.build()
+    row_list = (
+        rows(check_robot.model)
+        + rows(check_robot.tab)
+        + [(a, s) for a, s in zip(check_robot[2:], _ROBOT_TAIL, strict=True)]
+        + rows(flat)
+    )
+    names = robot.link_names
+    body_names = tuple(names[i] for i in links) + tuple(f"{names[a]}|{names[b]}" for a, b in pairs)
+    return CheckModel(
+        check_robot,
+        flat,
+        array_table(row_list),
+        body_names,
+        int(links.size),
+        robot.version,
+        scene.version,
+        tuple(a for a, _ in row_list),
+    )
+
+
+class CheckWorkspace:
+    """One thread's scratch for the checker: the traversal's Scratch and the checker's
+    buffers (poses, distances, edge intervals, front lists, the endpoint cache), sized for
+    one model, and their address table. Never shared between threads."""
+
+    def __init__(self, model: CheckModel, endpoints: int = ENDPOINTS):
+        r = model.robot
+        n_links = r.link_start.shape[0] - 1
+        n_pieces = r.piece_link.shape[0]
+        nb = r.R.shape[0]
+        dof = r.R.shape[1]
+        self.scratch = new_scratch(int(model.scene.n_obj[0]), model.scene.tab.kind.shape[0])
+        self.buffers = CheckBuffers(
+            np.zeros((n_links, 4, 4)),
+            np.zeros((n_pieces, 4, 4)),
+            np.zeros((n_pieces, 3)),
+            np.zeros((n_pieces, 3)),
+            np.zeros(dof),
+            np.zeros(nb),
+            np.zeros(nb, np.int32),
+            np.zeros(nb, np.int32),
+            np.zeros(nb),
+            np.zeros((nb, INTERVALS)),
+            np.zeros((nb, INTERVALS)),
+            np.zeros(nb, np.int32),
+            np.zeros((n_pieces, 3)),
+            np.zeros((n_pieces, 3)),
+            np.full(n_pieces, -1, np.int32),
+            np.zeros((n_pieces * FRONT, 2), np.int32),
+            np.zeros((n_pieces, 2), np.int32),
+            np.zeros(max(int(endpoints), 1), np.int64),
+            np.full((max(int(endpoints), 1), dof), np.nan),
+            np.zeros((max(int(endpoints), 1), nb)),
+            np.zeros((max(int(endpoints), 1), nb), np.int32),
+            np.zeros((QUEUE, 2), np.int32),
+        )
+        row_list = rows(self.scratch) + list(zip(self.buffers, _BUFFERS, strict=True))
+        self.table = array_table(row_list)
+        self.counts = self.scratch.counts
+
+    def forget(self) -> None:
+        """Drop the front lists and the endpoint cache (their world-frame contents belong
+        to one scene and robot)."""
+        b = self.buffers
+        b.front_n[:] = -1
+        b.ec_key[:] = 0
+        b.ec_q[:] = np.nan

@@ -1,0 +1,446 @@
+"""Edge checks: is the straight joint-space motion q0 -> q1 free (docs/architecture.md,
+"Checker"). One compiled call per edge, three methods:
+
+- DISCRETE: states at a fixed spacing, the end state first, then in bisection order (OMPL's
+  DiscreteMotionValidator order). Not certified: an obstacle thinner than the spacing can
+  slip between two states.
+- DICHOTOMY (certified; KCD's distance-based path checking, HPP's "dichotomy"): each body b
+  (a collision link against the scene, or a self pair) keeps the sub-intervals of [0, 1]
+  not yet certified for it. The midpoint s of the largest one is evaluated: every body with
+  an uncovered interval around s gets a distance lower bound d_b(s), capped at what would
+  cover that interval. Along the edge no point of body b moves farther than mu_b |t - s|
+  (kernels/motion_bounds.py), so b stays farther than padding from collision for
+  |t - s| <= (d_b - padding - eta/2) / mu_b: that window is cut from b's intervals. The
+  edge is free when no body has an interval left; it collides when some d_b <= padding +
+  eta (eta, the contact tolerance, makes the certificate conservative and the loop end).
+  The end states come first, and their distances are kept in a small cache keyed by the
+  configuration, so the edges a planner checks from one vertex reuse them.
+- CA (conservative advancement, FCL): from t = 0, advance by the smallest window of all
+  bodies until t >= 1 (free) or a body is within padding + eta (collision at toc = t).
+
+Every method returns (status, last_valid_t, toc, n_queries): status FREE or COLLISION (or
+UNDECIDED when the query budget ran out: treated as a collision by callers);
+last_valid_t: the edge is free on [0, last_valid_t]; toc: the t where a collision was
+found (NaN when free): for CA the first contact within eta, for DICHOTOMY and DISCRETE
+some colliding t, not necessarily the first.
+"""
+
+import math
+
+import numpy as np
+
+from ._jit import hot_kernel, kernel
+from .checker import (
+    COLLISION,
+    EDGES,
+    ENDPOINT_HITS,
+    FREE,
+    body_distance,
+    pose_pieces,
+    posed_collides,
+    q_code,
+    unpack,
+)
+
+DISCRETE = 0
+DICHOTOMY = 1
+CA = 2
+
+UNDECIDED = 2
+
+# How far (m) a piece's front envelope reaches beyond its query: the motion it is meant to
+# cover, at most this (a farther reach lists more leaves than it saves box tests).
+FRONT_REACH = 0.1
+
+_FNV_OFFSET = -3750763034362895579  # 14695981039346656037 as int64
+_FNV_PRIME = 1099511628211
+
+
+# ---------------------------------------------------------------------------------------
+# the endpoint cache: distances at configurations, keyed by the configuration's bits
+
+
+@hot_kernel
+def _q_hash(q):
+    """FNV-1a over the float64 bits of q (wrapping int64 arithmetic; as plain Python the
+    integers grow instead, a different but as consistent hash)."""
+    h = _FNV_OFFSET
+    bits = q.view(np.int64)
+    for k in range(bits.shape[0]):
+        h = (h ^ int(bits[k])) * _FNV_PRIME
+    return h
+
+
+@hot_kernel
+def _cache_slot(buf, q):
+    """(slot, hit): the cache slot of configuration q and whether it holds q."""
+    h = _q_hash(q)
+    C = buf.ec_key.shape[0]
+    slot = (h & 0x7FFFFFFFFFFFFFFF) % C
+    if buf.ec_key[slot] != h:
+        return slot, False
+    for k in range(q.shape[0]):
+        if buf.ec_q[slot, k] != q[k]:
+            return slot, False
+    return slot, True
+
+
+@hot_kernel
+def _cache_claim(buf, slot, q, nb):
+    """Make `slot` hold q, with nothing known yet."""
+    buf.ec_key[slot] = _q_hash(q)
+    for k in range(q.shape[0]):
+        buf.ec_q[slot, k] = q[k]
+    for b in range(nb):
+        buf.ec_d[slot, b] = -math.inf
+        buf.ec_exact[slot, b] = 0
+
+
+# ---------------------------------------------------------------------------------------
+# per-body uncovered intervals
+
+
+@hot_kernel
+def _interval_at(buf, b, t):
+    """Index of body b's uncovered interval containing t, or -1."""
+    for k in range(buf.icount[b]):
+        if buf.ilo[b, k] <= t <= buf.ihi[b, k]:
+            return k
+    return -1
+
+
+@hot_kernel
+def _cut(buf, b, lo, hi):
+    """Remove [lo, hi] from body b's uncovered intervals. Returns False when a split has no
+    room left (the caller then stops: undecided)."""
+    k = 0
+    while k < buf.icount[b]:
+        a = buf.ilo[b, k]
+        c = buf.ihi[b, k]
+        if c < lo or a > hi:
+            k += 1
+            continue
+        if a >= lo and c <= hi:  # covered: remove (the last one takes its place)
+            n = buf.icount[b] - 1
+            buf.ilo[b, k] = buf.ilo[b, n]
+            buf.ihi[b, k] = buf.ihi[b, n]
+            buf.icount[b] = n
+            continue
+        if a >= lo:  # the left part is covered
+            buf.ilo[b, k] = hi
+        elif c <= hi:  # the right part
+            buf.ihi[b, k] = lo
+        else:  # the window lies inside: split
+            n = buf.icount[b]
+            if n >= buf.ilo.shape[1]:
+                return False
+            buf.ilo[b, n] = hi
+            buf.ihi[b, n] = c
+            buf.ihi[b, k] = lo
+            buf.icount[b] = n + 1
+        k += 1
+    return True
+
+
+@hot_kernel
+def _largest(buf, nb):
+    """(body, interval) of the largest uncovered interval, or (-1, -1) when none is left."""
+    best = -1.0
+    bb = -1
+    bk = -1
+    for b in range(nb):
+        for k in range(buf.icount[b]):
+            w = buf.ihi[b, k] - buf.ilo[b, k]
+            if w > best:
+                best = w
+                bb = b
+                bk = k
+    return bb, bk
+
+
+@hot_kernel
+def _free_prefix(buf, nb):
+    """The largest x with [0, x] certified for every body."""
+    x = 1.0
+    for b in range(nb):
+        for k in range(buf.icount[b]):
+            if buf.ilo[b, k] < x:
+                x = buf.ilo[b, k]
+    return x
+
+
+@hot_kernel
+def _set_q(buf, q0, q1, t):
+    """buf.q = the configuration at t; exactly q0 at t = 0 and q1 at t = 1 (the endpoint
+    cache is keyed by them, and they are the planner's states)."""
+    for k in range(q0.shape[0]):
+        if t == 1.0:
+            buf.q[k] = q1[k]
+        else:
+            buf.q[k] = q0[k] + t * (q1[k] - q0[k])
+
+
+# ---------------------------------------------------------------------------------------
+# evaluating the bodies at one t
+
+
+@hot_kernel
+def _evaluate(robot, scene, sc, buf, q0, q1, t, pad, eta, nb, use_cache, to_end):
+    """Pose the configuration at t and bound the distance of every body that still has an
+    uncovered interval around t; cut each body's window from its intervals.
+
+    The cap of a body's query is what would cover its whole interval around t (to_end: the
+    rest of the edge, [t, 1], for CA). At t = 0 and t = 1 the distances go through the
+    endpoint cache. Returns (status, queries): COLLISION when a body is within pad + eta
+    (buf.d holds the distances), UNDECIDED when an interval list is full, else FREE."""
+    _set_q(buf, q0, q1, t)
+    pose_pieces(robot, sc, buf, buf.q)
+    slot = -1
+    hit = False
+    if use_cache and (t == 0.0 or t == 1.0):
+        slot, hit = _cache_slot(buf, buf.q)
+        if not hit:
+            _cache_claim(buf, slot, buf.q, nb)
+    nq = 0
+    status = FREE
+    for b in range(nb):
+        mu = buf.mu[b]
+        if to_end:
+            lo = t
+            hi = 1.0
+        else:
+            k = _interval_at(buf, b, t)
+            if k < 0:
+                continue
+            lo = buf.ilo[b, k]
+            hi = buf.ihi[b, k]
+        h = max(t - lo, hi - t)
+        need = pad + eta + mu * h
+        if slot >= 0 and (buf.ec_exact[slot, b] == 1 or buf.ec_d[slot, b] >= need):
+            d = buf.ec_d[slot, b]
+            exact = buf.ec_exact[slot, b]
+            sc.counts[ENDPOINT_HITS] += 1
+        else:
+            delta = min(mu * h, FRONT_REACH) if use_cache else 0.0
+            d, exact, _ = body_distance(robot, scene, sc, buf, b, need, delta)
+            nq += 1
+            if slot >= 0:
+                buf.ec_d[slot, b] = d
+                buf.ec_exact[slot, b] = exact
+        buf.d[b] = d
+        buf.exact[b] = exact
+        # a lower bound (exact 0) means "farther than need", and need > pad + eta
+        if exact == 1 and d <= pad + eta:
+            status = COLLISION
+            continue
+        r = math.inf if mu == 0.0 else (d - pad - 0.5 * eta) / mu
+        if not to_end and not _cut(buf, b, t - r, t + r):
+            return UNDECIDED, nq
+    return status, nq
+
+
+@hot_kernel
+def _motion_bounds(robot, buf, q0, q1):
+    """buf.mu = R |q1 - q0|; returns the largest."""
+    R = robot.R
+    top = 0.0
+    for b in range(R.shape[0]):
+        s = 0.0
+        for k in range(R.shape[1]):
+            s += R[b, k] * abs(q1[k] - q0[k])
+        buf.mu[b] = s
+        top = max(top, s)
+    return top
+
+
+@hot_kernel
+def _reset_intervals(buf, nb):
+    for b in range(nb):
+        buf.ilo[b, 0] = 0.0
+        buf.ihi[b, 0] = 1.0
+        buf.icount[b] = 1
+
+
+# ---------------------------------------------------------------------------------------
+# the methods
+
+
+@hot_kernel
+def dichotomy(robot, scene, sc, buf, q0, q1, pad, eta, check_start, use_cache, budget):
+    nb = robot.R.shape[0]
+    _reset_intervals(buf, nb)
+    nq = 0
+    for t in (1.0, 0.0):  # the end state first: RRT-family planners validate it only here
+        st, n = _evaluate(robot, scene, sc, buf, q0, q1, t, pad, eta, nb, use_cache, False)
+        nq += n
+        if st == UNDECIDED:
+            return UNDECIDED, 0.0, math.nan, nq
+        if st == COLLISION and (t == 1.0 or check_start):
+            return COLLISION, (0.0 if t == 0.0 else _free_prefix(buf, nb)), t, nq
+    while True:
+        b, k = _largest(buf, nb)
+        if b < 0:
+            return FREE, 1.0, math.nan, nq
+        if nq >= budget:
+            return UNDECIDED, _free_prefix(buf, nb), math.nan, nq
+        s = 0.5 * (buf.ilo[b, k] + buf.ihi[b, k])
+        st, n = _evaluate(robot, scene, sc, buf, q0, q1, s, pad, eta, nb, use_cache, False)
+        nq += n
+        if st == UNDECIDED:
+            return UNDECIDED, _free_prefix(buf, nb), math.nan, nq
+        if st == COLLISION:
+            return COLLISION, _free_prefix(buf, nb), s, nq
+
+
+@hot_kernel
+def advance(robot, scene, sc, buf, q0, q1, pad, eta, check_start, use_cache, budget):
+    """Conservative advancement, per body: body b is certified free on [0, t_b]; the
+    configuration at t = min_b t_b is evaluated for the bodies whose t_b is t (the others
+    are certified past it), each advancing by its own window. The first t where a body is
+    within pad + eta is the first contact (every body was certified free before it)."""
+    nb = robot.R.shape[0]
+    frontier = buf.ilo[:, 0]  # t_b, certified [0, t_b]
+    for b in range(nb):
+        frontier[b] = 0.0
+        buf.icount[b] = 0
+    t = 0.0
+    last = 0.0
+    nq = 0
+    while True:
+        _set_q(buf, q0, q1, t)
+        pose_pieces(robot, sc, buf, buf.q)
+        slot = -1
+        if use_cache and t == 0.0:
+            slot, hit = _cache_slot(buf, buf.q)
+            if not hit:
+                _cache_claim(buf, slot, buf.q, nb)
+        for b in range(nb):
+            if frontier[b] > t:
+                continue
+            mu = buf.mu[b]
+            need = pad + eta + mu * (1.0 - t)
+            if slot >= 0 and (buf.ec_exact[slot, b] == 1 or buf.ec_d[slot, b] >= need):
+                d = buf.ec_d[slot, b]
+                exact = buf.ec_exact[slot, b]
+                sc.counts[ENDPOINT_HITS] += 1
+            else:
+                delta = min(mu * (1.0 - t), FRONT_REACH) if use_cache else 0.0
+                d, exact, _ = body_distance(robot, scene, sc, buf, b, need, delta)
+                nq += 1
+                if slot >= 0:
+                    buf.ec_d[slot, b] = d
+                    buf.ec_exact[slot, b] = exact
+            if exact == 1 and d <= pad + eta:
+                if t > 0.0 or check_start:
+                    return COLLISION, last, t, nq
+                return COLLISION, 0.0, 0.0, nq  # a colliding start cannot be advanced from
+            frontier[b] = math.inf if mu == 0.0 else t + (d - pad - 0.5 * eta) / mu
+        last = t
+        t = 1.0
+        for b in range(nb):
+            t = min(t, frontier[b])
+        if t >= 1.0 or last >= 1.0:
+            return FREE, 1.0, math.nan, nq
+        if nq >= budget:
+            return UNDECIDED, last, math.nan, nq
+
+
+@hot_kernel
+def _state_collides(robot, scene, sc, buf, q0, q1, t, pad, self_collision):
+    _set_q(buf, q0, q1, t)
+    pose_pieces(robot, sc, buf, buf.q)
+    return posed_collides(robot, scene, sc, buf, pad, self_collision, 0.0)
+
+
+@hot_kernel
+def discrete(robot, scene, sc, buf, q0, q1, pad, n, check_start, self_collision, first):
+    """States t = j / n: the end state, the start (check_start), then j = 1 .. n-1 in
+    OMPL's bisection order. On a collision with `first`, last_valid_t and toc come from the
+    states in order up to it (the first colliding one); without, from the one found."""
+    if _state_collides(robot, scene, sc, buf, q0, q1, 1.0, pad, self_collision):
+        return _hit(robot, scene, sc, buf, q0, q1, pad, n, n, self_collision, first, 1)
+    if check_start and _state_collides(robot, scene, sc, buf, q0, q1, 0.0, pad, self_collision):
+        return COLLISION, 0.0, 0.0, 2
+    Q = buf.queue
+    cap = Q.shape[0]
+    head = 0
+    size = 0
+    checked = 2
+    if n >= 2:
+        Q[0, 0] = 1
+        Q[0, 1] = n - 1
+        size = 1
+    while size > 0:
+        a = Q[head, 0]
+        c = Q[head, 1]
+        head = (head + 1) % cap
+        size -= 1
+        mid = (a + c) // 2
+        checked += 1
+        if _state_collides(robot, scene, sc, buf, q0, q1, mid / n, pad, self_collision):
+            return _hit(robot, scene, sc, buf, q0, q1, pad, n, mid, self_collision, first, checked)
+        for side in range(2):
+            lo = a if side == 0 else mid + 1
+            hi = mid - 1 if side == 0 else c
+            if lo > hi:
+                continue
+            if size < cap:
+                tail = (head + size) % cap
+                Q[tail, 0] = lo
+                Q[tail, 1] = hi
+                size += 1
+                continue
+            for j in range(lo, hi + 1):  # the queue is full: check the range in order
+                checked += 1
+                if _state_collides(robot, scene, sc, buf, q0, q1, j / n, pad, self_collision):
+                    return _hit(
+                        robot, scene, sc, buf, q0, q1, pad, n, j, self_collision, first, checked
+                    )
+    return FREE, 1.0, math.nan, checked
+
+
+@hot_kernel
+def _hit(robot, scene, sc, buf, q0, q1, pad, n, found, self_collision, first, checked):
+    """The discrete result once state `found` (of n) collides, after `checked` states; with
+    `first`, the states before it are checked in order to find the first colliding one."""
+    if first:
+        for j in range(1, found):
+            checked += 1
+            if _state_collides(robot, scene, sc, buf, q0, q1, j / n, pad, self_collision):
+                return COLLISION, (j - 1) / n, j / n, checked
+    return COLLISION, (found - 1) / n, found / n, checked
+
+
+@kernel
+def edge_check(
+    hm, hw, q0, q1, method, pad, eta, n_steps, check_start, use_cache, budget, first, out
+):
+    """Check the edge q0 -> q1 with `method` (DISCRETE with n_steps states, DICHOTOMY, CA):
+    out[0:4] = (status, last_valid_t, toc, n_queries). first: DISCRETE looks for the first
+    colliding state (else any). Returns FREE, or BAD_Q + code for a bad q0 (code) or q1
+    (code + 2 * dof + 2)."""
+    robot, scene, sc, buf = unpack(hm, hw)
+    c = q_code(robot, q0)
+    if c != FREE:
+        return c
+    c = q_code(robot, q1)
+    if c != FREE:
+        return c + 2 * q0.shape[0] + 2
+    sc.counts[EDGES] += 1
+    self_collision = robot.pairs.shape[0] > 0
+    if method == DISCRETE:
+        r = discrete(
+            robot, scene, sc, buf, q0, q1, pad, n_steps, check_start, self_collision, first
+        )
+    elif _motion_bounds(robot, buf, q0, q1) == 0.0:  # no motion: a state check
+        hit = _state_collides(robot, scene, sc, buf, q0, q1, 0.0, pad, self_collision)
+        r = (COLLISION, 0.0, 0.0, 1) if hit else (FREE, 1.0, math.nan, 1)
+    elif method == DICHOTOMY:
+        r = dichotomy(robot, scene, sc, buf, q0, q1, pad, eta, check_start, use_cache, budget)
+    else:
+        r = advance(robot, scene, sc, buf, q0, q1, pad, eta, check_start, use_cache, budget)
+    out[0] = r[0]
+    out[1] = r[1]
+    out[2] = r[2]
+    out[3] = r[3]
+    return FREE
