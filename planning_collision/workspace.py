@@ -40,8 +40,9 @@ class Workspace:
         s = self._scratch
         if s.hit.shape[0] < n_obj or s.out.shape[0] < n_out:
             grown = new_scratch(max(n_obj, s.hit.shape[0]), max(n_out, s.out.shape[0]))
-            # the pair scratch (~100 KB) and the counters do not depend on the scene: keep them
-            self._scratch = s = grown._replace(pair=s.pair, counts=s.counts)
+            # the pair scratch (~100 KB), the counters and warm starts do not depend on the
+            # scene's size: keep them
+            self._scratch = s = grown._replace(pair=s.pair, counts=s.counts, warm=s.warm)
         return s
 
     def array(self, key: str, shape: tuple, dtype=np.float64) -> np.ndarray:

@@ -128,7 +128,7 @@ class CollisionChecker:
         return ws
 
     def _new_workspace(self) -> CheckWorkspace:
-        ws = CheckWorkspace(self._model)
+        ws = CheckWorkspace(self._model, self.cache)
         with self._lock:
             self._workspaces.append(ws)
         return ws

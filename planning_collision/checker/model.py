@@ -13,7 +13,7 @@ import numpy as np
 
 from ..kernels.checker import CheckBuffers, CheckRobot
 from ..kernels.handles import array_table, rows
-from ..kernels.scratch import new_scratch
+from ..kernels.scratch import WARM_SLOTS, new_scratch
 
 _F1, _F2, _F3 = ("float64", 1), ("float64", 2), ("float64", 3)
 _I1, _I2, _L1 = ("int32", 1), ("int32", 2), ("int64", 1)
@@ -23,7 +23,7 @@ _BUFFERS = [_F3, _F3, _F2, _F2, _F1, _F1, _I1, _I1, _F1, _F2, _F2, _I1]
 _BUFFERS += [_F2, _F2, _I1, _I2, _I2, _L1, _F2, _F2, _I2, _I2]
 
 # Sizes of the workspace's caches (bounded memory).
-INTERVALS = 64  # uncovered intervals per body in an edge check
+INTERVALS = 128  # uncovered intervals per body in an edge check
 FRONT = 32  # front-list entries per piece
 ENDPOINTS = 4096  # configurations in the endpoint cache
 QUEUE = 1024  # index ranges in the discrete method's queue
@@ -93,13 +93,17 @@ class CheckWorkspace:
     buffers (poses, distances, edge intervals, front lists, the endpoint cache), sized for
     one model, and their address table. Never shared between threads."""
 
-    def __init__(self, model: CheckModel, endpoints: int = ENDPOINTS):
+    def __init__(self, model: CheckModel, cache: bool = True, endpoints: int = ENDPOINTS):
         r = model.robot
         n_links = r.link_start.shape[0] - 1
         n_pieces = r.piece_link.shape[0]
         nb = r.R.shape[0]
         dof = r.R.shape[1]
-        self.scratch = new_scratch(int(model.scene.n_obj[0]), model.scene.tab.kind.shape[0])
+        self.scratch = new_scratch(
+            int(model.scene.n_obj[0]),
+            model.scene.tab.kind.shape[0],
+            WARM_SLOTS if cache else 0,
+        )
         self.buffers = CheckBuffers(
             np.zeros((n_links, 4, 4)),
             np.zeros((n_pieces, 4, 4)),
@@ -135,3 +139,4 @@ class CheckWorkspace:
         b.front_n[:] = -1
         b.ec_key[:] = 0
         b.ec_q[:] = np.nan
+        self.scratch.warm[:] = np.nan

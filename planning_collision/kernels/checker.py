@@ -33,7 +33,17 @@ from .handles import (
     shape_table_at,
 )
 from .pair import LOWER_BOUND, pair_overlap, pair_separation
-from .traversal import BV, COLLIDE, DISTANCE, LEAVES, NONE, OVERFLOW, traverse
+from .traversal import (
+    BV,
+    COLLIDE,
+    DISTANCE,
+    LEAVES,
+    NONE,
+    OVERFLOW,
+    traverse,
+    warm_keep,
+    warm_start,
+)
 
 CheckRobot = namedtuple(
     "CheckRobot",
@@ -286,7 +296,10 @@ def pair_hits(robot, sc, buf, j, margin):
             if dx * dx + dy * dy + dz * dz > rr * rr:
                 continue
             sc.counts[SELF_TESTS] += 1
-            if pair_overlap(robot.tab, ia, P[ia], robot.tab, ib, P[ib], margin, sc.pair):
+            slot = warm_start(sc.warm, sc.pair, -1 - ia, ib)
+            touching = pair_overlap(robot.tab, ia, P[ia], robot.tab, ib, P[ib], margin, sc.pair)
+            warm_keep(sc.warm, sc.pair, slot, -1 - ia, ib)
+            if touching:
                 return True
     return False
 
@@ -347,7 +360,9 @@ def pair_distance_bound(robot, sc, buf, j, need):
             if dx * dx + dy * dy + dz * dz > rr * rr:
                 continue
             sc.counts[SELF_TESTS] += 1
+            slot = warm_start(sc.warm, sc.pair, -1 - ia, ib)
             st = pair_separation(robot.tab, ia, P[ia], robot.tab, ib, P[ib], best, sc.pair, sc.tmp)
+            warm_keep(sc.warm, sc.pair, slot, -1 - ia, ib)
             if st != LOWER_BOUND and sc.tmp[0] <= best:
                 best = sc.tmp[0]
                 exact = 1

@@ -111,8 +111,10 @@ def _interval_at(buf, b, t):
 
 @hot_kernel
 def _cut(buf, b, lo, hi):
-    """Remove [lo, hi] from body b's uncovered intervals. Returns False when a split has no
-    room left (the caller then stops: undecided)."""
+    """Remove [lo, hi] from body b's uncovered intervals. A window inside an interval splits
+    it in two; when the list is full that window is dropped instead (nothing is certified
+    that was not, and the caller then evaluates b at the ends of its intervals, which
+    never splits)."""
     k = 0
     while k < buf.icount[b]:
         a = buf.ilo[b, k]
@@ -133,13 +135,13 @@ def _cut(buf, b, lo, hi):
         else:  # the window lies inside: split
             n = buf.icount[b]
             if n >= buf.ilo.shape[1]:
-                return False
+                k += 1
+                continue
             buf.ilo[b, n] = hi
             buf.ihi[b, n] = c
             buf.ihi[b, k] = lo
             buf.icount[b] = n + 1
         k += 1
-    return True
 
 
 @hot_kernel
@@ -192,7 +194,7 @@ def _evaluate(robot, scene, sc, buf, q0, q1, t, pad, eta, nb, use_cache, to_end)
     The cap of a body's query is what would cover its whole interval around t (to_end: the
     rest of the edge, [t, 1], for CA). At t = 0 and t = 1 the distances go through the
     endpoint cache. Returns (status, queries): COLLISION when a body is within pad + eta
-    (buf.d holds the distances), UNDECIDED when an interval list is full, else FREE."""
+    (buf.d holds the distances), else FREE."""
     _set_q(buf, q0, q1, t)
     pose_pieces(robot, sc, buf, buf.q)
     slot = -1
@@ -234,8 +236,8 @@ def _evaluate(robot, scene, sc, buf, q0, q1, t, pad, eta, nb, use_cache, to_end)
             status = COLLISION
             continue
         r = math.inf if mu == 0.0 else (d - pad - 0.5 * eta) / mu
-        if not to_end and not _cut(buf, b, t - r, t + r):
-            return UNDECIDED, nq
+        if not to_end:
+            _cut(buf, b, t - r, t + r)
     return status, nq
 
 
@@ -273,8 +275,6 @@ def dichotomy(robot, scene, sc, buf, q0, q1, pad, eta, check_start, use_cache, b
     for t in (1.0, 0.0):  # the end state first: RRT-family planners validate it only here
         st, n = _evaluate(robot, scene, sc, buf, q0, q1, t, pad, eta, nb, use_cache, False)
         nq += n
-        if st == UNDECIDED:
-            return UNDECIDED, 0.0, math.nan, nq
         if st == COLLISION and (t == 1.0 or check_start):
             return COLLISION, (0.0 if t == 0.0 else _free_prefix(buf, nb)), t, nq
     while True:
@@ -283,11 +283,15 @@ def dichotomy(robot, scene, sc, buf, q0, q1, pad, eta, check_start, use_cache, b
             return FREE, 1.0, math.nan, nq
         if nq >= budget:
             return UNDECIDED, _free_prefix(buf, nb), math.nan, nq
-        s = 0.5 * (buf.ilo[b, k] + buf.ihi[b, k])
+        # the midpoint (bisection order: an obstacle in the middle is found first); when b's
+        # interval list is nearly full (a body grazing an obstacle along the motion), the
+        # interval's start, whose window only shortens it
+        if buf.icount[b] < buf.ilo.shape[1] - 1:
+            s = 0.5 * (buf.ilo[b, k] + buf.ihi[b, k])
+        else:
+            s = buf.ilo[b, k]
         st, n = _evaluate(robot, scene, sc, buf, q0, q1, s, pad, eta, nb, use_cache, False)
         nq += n
-        if st == UNDECIDED:
-            return UNDECIDED, _free_prefix(buf, nb), math.nan, nq
         if st == COLLISION:
             return COLLISION, _free_prefix(buf, nb), s, nq
 

@@ -17,6 +17,10 @@ difference D = A - B and the support points on A and B that made it::
     ws[LAM + k]               barycentric coordinate of the closest point
     ws[TMP:TMP+3]             scratch (the origin, for the signed volumes of _s3d)
     ws[HINT_A], ws[HINT_B]    hill-climbing warm starts (vertex indices, as floats)
+    ws[V_OUT : V_OUT + 3]     the last search direction v (world): where a caller caching
+                              separating directions reads it after a call
+    ws[V_IN : V_IN + 3]       a caller's initial direction for the next pair query, used
+                              (and consumed) when ws[V_SET] != 0: a warm start
 
 Every loop ends: at most ``MAX_ITER`` iterations, and each iteration either strictly reduces
 |v| or stops.
@@ -35,7 +39,10 @@ LAM = 36
 TMP = 40
 HINT_A = 46
 HINT_B = 47
-WS_SIZE = 48
+V_OUT = 48
+V_IN = 51
+V_SET = 54
+WS_SIZE = 56
 
 MAX_ITER = 128
 
@@ -367,6 +374,9 @@ def gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, stop_above, stop_bel
     vz = ws[W + 2]
     vv = vx * vx + vy * vy + vz * vz
     for _ in range(MAX_ITER):
+        ws[V_OUT] = vx
+        ws[V_OUT + 1] = vy
+        ws[V_OUT + 2] = vz
         vn = math.sqrt(vv)
         if vn <= ZERO_TOL:
             return OVERLAP, n, vn

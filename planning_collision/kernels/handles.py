@@ -96,7 +96,7 @@ SPECS = {
     ShapeTable: [_I1, _F2, _I1, _F2, _I1, _I1, _F2, _F1, _F1],
     FlatBVH: [_F2, _F2, _I1, _I1, _I1, _I1, _I1],
     RobotModel: [_I1, _I1, _F2, _F3, _I1, _F1, _F1, _F1, _F1],
-    Scratch: [_F1, _I2, _F1, _U1, _F2, _I1, _L1],
+    Scratch: [_F1, _I2, _F1, _U1, _F2, _I1, _L1, _F2],
 }
 SPECS[FlatScene] = (
     SPECS[ShapeTable]
@@ -227,5 +227,6 @@ def scratch_at(h, k):
         f64_2(h, k + 4),
         i32_1(h, k + 5),
         i64_1(h, k + 6),
+        f64_2(h, k + 7),
     )
-    return s, k + 7
+    return s, k + 8

@@ -22,6 +22,8 @@ from .gjk import (
     OVERLAP,
     SA,
     SB,
+    V_IN,
+    V_SET,
     WITHIN,
     WS_SIZE,
     gjk_core,
@@ -97,6 +99,16 @@ def _closed_form(tab_a, ia, T_a, tab_b, ib, T_b, out):
     return False
 
 
+@hot_kernel
+def _start_direction(T_a, T_b, ws):
+    """GJK's first search direction: a caller's warm start (ws[V_IN], when ws[V_SET] is
+    set; consumed here), else the centre difference."""
+    if ws[V_SET] != 0.0:
+        ws[V_SET] = 0.0
+        return ws[V_IN], ws[V_IN + 1], ws[V_IN + 2]
+    return T_a[0, 3] - T_b[0, 3], T_a[1, 3] - T_b[1, 3], T_a[2, 3] - T_b[2, 3]
+
+
 # status of _gjk_separation beyond pair_distance's: the cores overlap (depth unknown)
 _CORES_OVERLAP = 3
 
@@ -110,9 +122,7 @@ def _gjk_separation(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
     ra = tab_a.params[ia, 0]
     rb = tab_b.params[ib, 0]
     R = ra + rb
-    v0x = T_a[0, 3] - T_b[0, 3]
-    v0y = T_a[1, 3] - T_b[1, 3]
-    v0z = T_a[2, 3] - T_b[2, 3]
+    v0x, v0y, v0z = _start_direction(T_a, T_b, ws)
     status, n, dc = gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, max_dist + R, -1.0, ws)
     if status == BEYOND:
         out[0] = dc - R
@@ -246,9 +256,7 @@ def pair_overlap(tab_a, ia, T_a, tab_b, ib, T_b, margin, ws):
         _non_gjk(tab_a, ia, T_a, tab_b, ib, T_b, out)
         return out[0] <= margin
     R = tab_a.params[ia, 0] + tab_b.params[ib, 0] + margin
-    v0x = T_a[0, 3] - T_b[0, 3]
-    v0y = T_a[1, 3] - T_b[1, 3]
-    v0z = T_a[2, 3] - T_b[2, 3]
+    v0x, v0y, v0z = _start_direction(T_a, T_b, ws)
     status, n, dc = gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, R, R, ws)
     if status == OVERLAP or status == WITHIN:
         return True

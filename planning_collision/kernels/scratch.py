@@ -12,7 +12,10 @@ and grows it for the scenes it meets.
 - ``best (n_obj, OUT_SIZE)``: per-object distance records, ``best[:, 0]`` inf between queries;
 - ``out (n,)`` int32: candidate primitive indices (or leaf nodes);
 - ``counts (N_COUNTS,)`` int64: running counters kernels add to (kernels/traversal.py
-  BV_TESTS, PAIR_TESTS; the checker's own after them), never reset by a kernel.
+  BV_TESTS, PAIR_TESTS; the checker's own after them), never reset by a kernel;
+- ``warm (W, 4)``: GJK warm starts, a direct-mapped cache of the last search direction
+  per (query primitive, scene primitive) pair: (key, vx, vy, vz). W = 0 turns it off. A
+  stale or colliding entry only costs GJK iterations: any start direction is correct.
 """
 
 from collections import namedtuple
@@ -23,14 +26,18 @@ from .bvh import STACK_SIZE
 from .layout import OUT_SIZE
 from .pair import WORKSPACE_SIZE
 
-Scratch = namedtuple("Scratch", ["pair", "stack", "tmp", "hit", "best", "out", "counts"])
+Scratch = namedtuple("Scratch", ["pair", "stack", "tmp", "hit", "best", "out", "counts", "warm"])
+
+# Default number of GJK warm-start slots.
+WARM_SLOTS = 1024
 
 # Length of Scratch.counts: room for the traversal's counters and the checker's.
 N_COUNTS = 16
 
 
-def new_scratch(n_obj: int = 1, n_out: int = 1) -> Scratch:
-    """A Scratch for scenes of up to `n_obj` objects and `n_out` candidate primitives."""
+def new_scratch(n_obj: int = 1, n_out: int = 1, warm: int = WARM_SLOTS) -> Scratch:
+    """A Scratch for scenes of up to `n_obj` objects and `n_out` candidate primitives, with
+    `warm` GJK warm-start slots (0: none)."""
     n_obj = max(int(n_obj), 1)
     best = np.zeros((n_obj, OUT_SIZE))
     best[:, 0] = np.inf
@@ -42,4 +49,5 @@ def new_scratch(n_obj: int = 1, n_out: int = 1) -> Scratch:
         best,
         np.zeros(max(int(n_out), 1), np.int32),
         np.zeros(N_COUNTS, np.int64),
+        np.full((int(warm), 4), np.nan),
     )

@@ -41,6 +41,7 @@ from numba import literally, types
 from numba.extending import overload
 
 from ._jit import hot_kernel
+from .gjk import V_IN, V_OUT, V_SET
 from .pair import pair_distance, pair_overlap, pair_separation
 
 FlatScene = namedtuple(
@@ -111,6 +112,36 @@ def _leaf_distance_typed(depth, tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out):
     return lambda depth, tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out: pair_separation(
         tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out
     )
+
+
+@hot_kernel
+def warm_start(warm, ws, i, p):
+    """Before the pair query of query primitive i and scene primitive p: load the last
+    search direction of that pair, when the warm-start cache (`Scratch.warm`) holds it.
+    Returns its slot (-1: the cache is off)."""
+    W = warm.shape[0]
+    if W == 0:
+        return -1
+    key = float(i) * 4294967296.0 + float(p)
+    slot = (i * 1000003 + p) % W
+    if warm[slot, 0] == key:
+        ws[V_IN] = warm[slot, 1]
+        ws[V_IN + 1] = warm[slot, 2]
+        ws[V_IN + 2] = warm[slot, 3]
+        ws[V_SET] = 1.0
+    return slot
+
+
+@hot_kernel
+def warm_keep(warm, ws, slot, i, p):
+    """After the pair query: keep its last search direction in its slot."""
+    if slot < 0:
+        return
+    ws[V_SET] = 0.0  # a closed-form pair left the start unused
+    warm[slot, 0] = float(i) * 4294967296.0 + float(p)
+    warm[slot, 1] = ws[V_OUT]
+    warm[slot, 2] = ws[V_OUT + 1]
+    warm[slot, 3] = ws[V_OUT + 2]
 
 
 @hot_kernel
@@ -322,6 +353,7 @@ def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, ranges, bound, 
     hit = sc.hit
     best = sc.best
     out = sc.out
+    warm = sc.warm
     collide = mode == COLLIDE
     distance = mode == DISTANCE
     stop_first = collide and flag
@@ -500,7 +532,10 @@ def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, ranges, bound, 
                         n += 1
                         continue
                     npair += 1
-                    if pair_overlap(qtab, i, qposes[i], tab, p, poses[p], bound, ws):
+                    slot = warm_start(warm, ws, i, p)
+                    touching = pair_overlap(qtab, i, qposes[i], tab, p, poses[p], bound, ws)
+                    warm_keep(warm, ws, slot, i, p)
+                    if touching:
                         hit[o] = 1
                         n += 1
                         if stop_first:
@@ -522,7 +557,9 @@ def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, ranges, bound, 
                 if _pruned(0.0, dx * dx + dy * dy + dz * dz, qr + brad[p], b):
                     continue
                 npair += 1
+                slot = warm_start(warm, ws, i, p)
                 leaf_distance(depth, qtab, i, qposes[i], tab, p, poses[p], b, ws, tmp)
+                warm_keep(warm, ws, slot, i, p)
                 gbest, arg, rec = _keep(best, o, tmp, b, per_object, gbest, arg, rec)
     return _tally(sc, nbv, npair, _finish(mode, per_object, best, arg, rec, n))
 

@@ -1,0 +1,127 @@
+"""A robot in a scene checked by python-fcl on the exact link meshes: what a Python user
+writes today (one CollisionObject per link collision element, a DynamicAABBTree of the
+obstacles, FK from Python, the checked self pairs), and the independent oracle of the
+checker's tests and benchmarks (it shares only the FK, which is tested against yourdfpy).
+
+    fr = FclRobot(robot, scene)
+    fr.collides(q)                 # bool: any link touching an obstacle or a checked partner
+    fr.edge_collides(q0, q1, n)    # first colliding state of n + 1 evenly spaced, or None
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from planning_collision import Box, Capsule, Cone, Convex, Cylinder, Mesh, Sphere
+
+from .peers import to_fcl
+
+try:
+    import fcl
+except ImportError:  # pragma: no cover
+    fcl = None
+
+
+def _link_geometry(robot):
+    """[(link index, fcl geometry, T_link_geometry)] from the URDF's collision elements:
+    meshes as triangle BVHs (exact), primitives as they are."""
+    import trimesh
+
+    from planning_collision.io.urdf import read_urdf
+
+    data = read_urdf(robot.urdf_path)
+    out = []
+    for name, rec in data.links.items():
+        for el in rec.collisions:
+            if el.kind == "mesh":
+                m = trimesh.load(el.filename, force="mesh", process=False)
+                v = np.asarray(m.vertices, float) * np.asarray(el.scale, float)
+                g = fcl.BVHModel()
+                g.beginModel(len(m.faces), len(v))
+                g.addSubModel(v, np.asarray(m.faces, np.int64))
+                g.endModel()
+            elif el.kind == "box":
+                g = fcl.Box(*el.size)
+            elif el.kind == "cylinder":
+                g = fcl.Cylinder(*el.size)
+            else:
+                g = fcl.Sphere(el.size[0])
+            out.append((robot.link_index[name], g, np.asarray(el.origin, float)))
+    return out
+
+
+def _transform(T):
+    return fcl.Transform(np.ascontiguousarray(T[:3, :3]), np.ascontiguousarray(T[:3, 3]))
+
+
+class FclRobot:
+    """`robot` among the obstacles of `scene` in python-fcl (module doc). Convex hull pieces
+    of the engine are not used: links are their URDF collision meshes."""
+
+    def __init__(self, robot, scene, self_collision: bool = True):
+        if fcl is None:
+            raise ImportError("the python-fcl oracle needs python-fcl: pip install python-fcl")
+        self.robot = robot
+        self.links = _link_geometry(robot)
+        self.objects = [fcl.CollisionObject(g, _transform(np.eye(4))) for _, g, _ in self.links]
+        obstacles = []
+        for ob in scene:
+            parts = ob.shape if isinstance(ob.shape, list) else [(ob.shape, np.eye(4))]
+            for s, Tl in parts:
+                g = _fcl_shape(s)
+                obstacles.append(fcl.CollisionObject(g, _transform(ob.T @ np.asarray(Tl))))
+        self._keep = obstacles
+        self.manager = fcl.DynamicAABBTreeCollisionManager()
+        self.manager.registerObjects(obstacles)
+        self.manager.setup()
+        self.robot_manager = fcl.DynamicAABBTreeCollisionManager()
+        self.robot_manager.registerObjects(self.objects)
+        self.robot_manager.setup()
+        pairs = robot.self_collision_pairs() if self_collision else np.zeros((0, 2))
+        checked = {(int(a), int(b)) for a, b in pairs} | {(int(b), int(a)) for a, b in pairs}
+        link_of = [li for li, _, _ in self.links]
+        self.self_pairs = [
+            (i, j)
+            for i in range(len(link_of))
+            for j in range(i + 1, len(link_of))
+            if (link_of[i], link_of[j]) in checked
+        ]
+
+    def pose(self, q) -> None:
+        """Move every link object to configuration q."""
+        L = self.robot.fk_array(q)
+        for obj, (li, _, To) in zip(self.objects, self.links, strict=True):
+            obj.setTransform(_transform(L[li] @ To))
+        self.robot_manager.update()
+
+    def collides(self, q) -> bool:
+        """True when a link touches an obstacle or a checked self partner at q."""
+        self.pose(q)
+        data = fcl.CollisionData()
+        self.manager.collide(self.robot_manager, data, fcl.defaultCollisionCallback)
+        if data.result.is_collision:
+            return True
+        req = fcl.CollisionRequest()
+        for i, j in self.self_pairs:
+            if fcl.collide(self.objects[i], self.objects[j], req, fcl.CollisionResult()):
+                return True
+        return False
+
+    def edge_collides(self, q0, q1, n: int):
+        """The first t = k / n (k = 0..n) whose state collides, or None."""
+        q0 = np.asarray(q0, float)
+        q1 = np.asarray(q1, float)
+        for k in range(n + 1):
+            t = k / n
+            if self.collides(q1 if k == n else q0 + t * (q1 - q0)):
+                return t
+        return None
+
+
+def _fcl_shape(s):
+    """python-fcl geometry of an obstacle shape (a Mesh as a triangle BVH)."""
+    if isinstance(s, (Sphere, Box, Capsule, Cylinder, Cone, Convex, Mesh)):
+        g = to_fcl(s)
+        if g is not None:
+            return g
+    raise TypeError(f"no exact python-fcl form for a {type(s).__name__} obstacle")

@@ -1,0 +1,332 @@
+"""CollisionChecker: states agree with the pair queries; certified edges never call a
+colliding motion free (dense sampling is the oracle); CA's time of contact; bad input; a
+changed robot or scene is picked up; the counters count."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import planning_collision as pc
+import robots
+from planning_collision.testing.edges import dense_first_collision, rrt_edges, thin_obstacles
+
+FINGERS = {"panda_finger_joint1": 0.065, "panda_finger_joint2": 0.065}
+READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])  # the Panda's ready pose
+
+
+def _erd():
+    try:
+        from planning_collision.io.urdf import example_robot_data_dir
+
+        return example_robot_data_dir()
+    except ImportError as e:
+        pytest.skip(str(e))
+
+
+@pytest.fixture(scope="module")
+def panda():
+    _erd()
+    return robots.load("panda", fixed_joints=FINGERS)
+
+
+def _T(x, y, z):
+    T = np.eye(4)
+    T[:3, 3] = (x, y, z)
+    return T
+
+
+def shelf() -> pc.Scene:
+    """A bookshelf in front of the Panda: two sides, three boards, a back, a few books."""
+    s = pc.Scene()
+    s.add(pc.Box((0.3, 0.02, 1.0)), _T(0.65, -0.4, 0.5), "side left")
+    s.add(pc.Box((0.3, 0.02, 1.0)), _T(0.65, 0.4, 0.5), "side right")
+    for k, z in enumerate((0.3, 0.6, 0.9)):
+        s.add(pc.Box((0.3, 0.8, 0.02)), _T(0.65, 0.0, z), f"board {k}")
+    s.add(pc.Box((0.02, 0.8, 1.0)), _T(0.8, 0.0, 0.5), "back")
+    s.add(pc.Cylinder(0.04, 0.12), _T(0.6, 0.15, 0.37), "can")
+    s.add(pc.Box((0.15, 0.03, 0.2)), _T(0.62, -0.2, 0.71), "book")
+    return s
+
+
+@pytest.fixture(scope="module")
+def checker(panda):
+    return pc.CollisionChecker(panda, shelf())
+
+
+def _reference_valid(robot, scene, q, padding=0.0) -> bool:
+    """Every piece against the scene (Scene.collide_object) and every checked self pair
+    (Robot.count_self_collisions): the engine's pair queries, one by one."""
+    P = robot.piece_poses(q)
+    if any(scene.in_collision(p.shape, P[k], padding) for k, p in enumerate(robot.pieces)):
+        return False
+    return robot.count_self_collisions(q, margin=padding).sum() == 0
+
+
+# ---- states ------------------------------------------------------------------------------
+
+
+def test_is_valid_agrees_with_the_pair_queries_on_random_states(panda, checker, rng):
+    Q = panda.random_configurations(300, rng)
+    got = np.array([checker.is_valid(q) for q in Q])
+    ref = np.array([_reference_valid(panda, checker.scene, q) for q in Q])
+    assert np.array_equal(got, ref)
+    assert 0.1 < got.mean() < 0.95  # the sample holds free and colliding states
+
+
+def test_is_valid_batch_equals_is_valid(panda, checker, rng):
+    Q = panda.random_configurations(500, rng)
+    assert np.array_equal(checker.is_valid_batch(Q), [checker.is_valid(q) for q in Q])
+
+
+def test_padding_makes_states_closer_than_it_collisions(panda, rng):
+    scene = shelf()
+    padded = pc.CollisionChecker(panda, scene, padding=0.05)
+    plain = pc.CollisionChecker(panda, scene)
+    Q = panda.random_configurations(150, rng)
+    got = np.array([padded.is_valid(q) for q in Q])
+    ref = np.array([_reference_valid(panda, scene, q, 0.05) for q in Q])
+    assert np.array_equal(got, ref)
+    assert got.sum() < plain.is_valid_batch(Q).sum()
+
+
+def test_clearance_and_link_distances_agree_with_the_pair_queries(panda, checker, rng):
+    Q = panda.random_configurations(40, rng)
+    Q = Q[checker.is_valid_batch(Q)][:10]
+    pairs = panda.self_collision_pairs()
+    c = panda.collision
+    for q in Q:
+        P = panda.piece_poses(q)
+        per_link = {}
+        for k, p in enumerate(panda.pieces):
+            r = checker.scene.min_distance(p.shape, P[k])
+            li = panda.link_index[p.link]
+            per_link[li] = min(per_link.get(li, np.inf), r.distance)
+        self_d = [
+            min(
+                pc.distance(panda.pieces[i].shape, P[i], panda.pieces[j].shape, P[j]).distance
+                for i in range(c.link_start[a], c.link_start[a + 1])
+                for j in range(c.link_start[b], c.link_start[b + 1])
+            )
+            for a, b in pairs
+        ]
+        ref = min(min(per_link.values()), min(self_d))
+        assert checker.clearance(q) == pytest.approx(ref, abs=1e-7)
+        ld = checker.link_distances(q)
+        for name, d in zip(ld["links"], ld["scene"], strict=True):
+            assert d == pytest.approx(per_link[panda.link_index[name]], abs=1e-7)
+        assert np.min(ld["distance"]) == pytest.approx(ref, abs=1e-7)
+        far = checker.link_distances(q, max_distance=0.05)
+        assert np.all((far["scene"] == np.inf) | (far["scene"] <= 0.05))
+
+
+# ---- edges: certified means certified -------------------------------------------------
+
+
+def _edges_and_truth(checker, edges, n=2000):
+    return [dense_first_collision(checker, a, b, n)[0] for a, b in edges]
+
+
+@pytest.mark.parametrize("method", ["dichotomy", "ca"])
+def test_certified_methods_never_call_a_colliding_motion_free(panda, method):
+    """Thin plates (2-5 mm) and rods placed across random motions, plus RRT-like edges in
+    the shelf: every edge dense sampling (2,000 states) finds colliding is reported
+    colliding; the discrete method at OMPL's 1 % misses some of them."""
+    rng = np.random.default_rng(7)
+    scene, thin = thin_obstacles(panda, rng, 40, base_scene=shelf())
+    checker = pc.CollisionChecker(panda, scene)
+    edges = thin + rrt_edges(checker, rng, 160)
+    truth = _edges_and_truth(checker, edges)
+    res = [checker.check_edge(a, b, method=method) for a, b in edges]
+    free_but_colliding = [
+        k for k, (r, t) in enumerate(zip(res, truth, strict=True)) if r.valid and t is not None
+    ]
+    assert free_but_colliding == []
+    assert all(r.certified for r in res)
+    disc = [checker.check_edge(a, b, method="discrete").valid for a, b in edges]
+    missed = sum(d and t is not None for d, t in zip(disc, truth, strict=True))
+    colliding = sum(t is not None for t in truth)
+    assert colliding >= 40 and missed > 0  # the thin obstacles defeat 1 % sampling
+
+
+def test_false_alarms_are_rare_where_motions_stay_clear(panda):
+    """Edges the certified method calls colliding although dense sampling finds every state
+    at least 1 mm clear: at most 2 % of the clear edges."""
+    rng = np.random.default_rng(11)
+    checker = pc.CollisionChecker(panda, shelf())
+    clear = alarms = 0
+    for a, b in rrt_edges(checker, rng, 200):
+        first, Q = dense_first_collision(checker, a, b, 500)
+        if first is not None:
+            continue
+        if min(checker.clearance(q) for q in Q[::25]) < 1e-3:
+            continue
+        clear += 1
+        alarms += not checker.check_edge(a, b).valid
+    assert clear > 100 and alarms <= 0.02 * clear
+
+
+def test_ca_finds_the_first_contact_within_eta_and_never_after_it(panda):
+    rng = np.random.default_rng(3)
+    checker = pc.CollisionChecker(panda, shelf())
+    n_colliding = 0
+    for a, b in rrt_edges(checker, rng, 120, step=(0.5, 1.5)):
+        r = checker.check_edge(a, b, method="ca")
+        first, _ = dense_first_collision(checker, a, b, 4000)
+        if r.valid:
+            assert first is None
+            continue
+        n_colliding += 1
+        assert first is not None and r.toc <= first + 1e-12
+        q = a + r.toc * (b - a)
+        assert checker.clearance(np.clip(q, checker.robot.lower, checker.robot.upper)) <= (
+            checker.padding + checker.eta + 1e-9
+        )
+        assert r.last_valid_t <= r.toc
+        assert checker.is_valid(a + r.last_valid_t * (b - a))
+    assert n_colliding >= 10
+
+
+def test_a_colliding_edge_reports_a_colliding_time_and_a_free_prefix(panda, checker, rng):
+    for a, b in rrt_edges(checker, rng, 80, step=(0.5, 1.5)):
+        for method in ("dichotomy", "discrete"):
+            r = checker.check_edge(a, b, method=method)
+            if r.valid:
+                continue
+            q = np.clip(a + r.toc * (b - a), panda.lower, panda.upper)
+            assert checker.clearance(q) <= checker.eta + 1e-9
+            first, _ = dense_first_collision(checker, a, b, 1000)
+            assert first is None or r.last_valid_t <= first
+
+
+def test_the_start_is_checked_unless_asked_not_to(panda, checker, rng):
+    Q = panda.random_configurations(200, rng)
+    bad = Q[~checker.is_valid_batch(Q)][0]
+    good = Q[checker.is_valid_batch(Q)][0]
+    r = checker.check_edge(bad, good)
+    assert not r.valid and r.toc == 0.0 and r.last_valid_t == 0.0
+    assert not checker.check_edge(good, bad).valid  # the end state is always checked
+
+
+def test_a_motion_that_does_not_move_is_a_state_check(panda, checker, rng):
+    for q in panda.random_configurations(20, rng):
+        for method in ("dichotomy", "ca", "discrete"):
+            assert checker.check_edge(q, q.copy(), method=method).valid == checker.is_valid(q)
+
+
+def test_cache_off_gives_the_same_answers_with_no_cache_hits(panda, checker, rng):
+    plain = pc.CollisionChecker(panda, checker.scene, cache=False)
+    edges = rrt_edges(checker, rng, 60)
+    for a, b in edges + [(b, a) for a, b in edges]:  # reversed: the endpoint cache hits
+        assert checker.edge_free(a, b) == plain.edge_free(a, b)
+    s = plain.stats
+    assert s["front_hits"] == s["front_builds"] == s["endpoint_hits"] == 0
+    assert checker.stats["endpoint_hits"] > 0
+
+
+# ---- the checker follows its robot and scene ------------------------------------------
+
+
+def test_an_obstacle_added_or_removed_after_building_is_picked_up(panda, rng):
+    scene = pc.Scene()
+    checker = pc.CollisionChecker(panda, scene)
+    q = READY
+    assert checker.is_valid(q)
+    hand = panda.fk(q)["panda_hand"][:3, 3]
+    oid = scene.add(pc.Sphere(0.05), _T(*hand))
+    assert not checker.is_valid(q) and not checker.check_edge(q, q + 0.1).valid
+    scene.remove(oid)
+    assert checker.is_valid(q)
+
+
+def test_an_acm_edit_after_building_is_picked_up(panda, rng):
+    robot = robots.load("panda", fixed_joints=FINGERS)
+    checker = pc.CollisionChecker(robot, pc.Scene())
+    allowed = [
+        k
+        for k, (a, b) in enumerate(robot.all_link_pairs())
+        if robot.acm.is_allowed(robot.link_names[a], robot.link_names[b])
+    ]
+    # a state where only allowed pairs touch
+    for q in robot.random_configurations(5000, rng):
+        hits = robot.count_self_collisions(q, robot.all_link_pairs())
+        if hits.sum() == hits[allowed].sum() > 0:
+            break
+    else:
+        pytest.skip("no state with only an allowed pair touching in the sample")
+    a, b = (robot.link_names[i] for i in robot.all_link_pairs()[allowed][hits[allowed] > 0][0])
+    assert checker.is_valid(q)
+    robot.disallow(a, b)
+    assert not checker.is_valid(q)
+    robot.allow(a, b, "never")
+    assert checker.is_valid(q)
+
+
+# ---- bad input ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (np.zeros(6), r" has shape \(6,\); robot 'panda' has 7 active joints"),
+        (np.r_[np.zeros(6), np.nan], r"\[6\] \(panda_joint7\) must be finite, got nan"),
+        (np.r_[np.inf, np.zeros(6)], r"\[0\] \(panda_joint1\) must be finite, got inf"),
+        (np.r_[0.0, 0, 0, 0.5, 0, 0, 0], r"\[3\] \(panda_joint4\) = 0.5 is outside the joint"),
+    ],
+)
+def test_bad_configurations_name_the_joint_and_value(checker, bad, match):
+    good = READY
+    with pytest.raises(ValueError, match="^q" + match):
+        checker.is_valid(bad)
+    with pytest.raises(ValueError, match="^q1" + match):
+        checker.check_edge(good, bad)
+    with pytest.raises(ValueError, match="^q0" + match):
+        checker.check_edge(bad, good, method="ca")
+    if bad.size == 7:
+        with pytest.raises(ValueError, match=r"^Q\[1\]" + match):
+            checker.is_valid_batch(np.stack([good, bad]))
+
+
+def test_bad_arguments_are_named(panda, checker):
+    with pytest.raises(ValueError, match="method must be one of"):
+        checker.check_edge(np.zeros(7), np.zeros(7), method="sampled")
+    with pytest.raises(ValueError, match="padding must be finite and >= 0"):
+        pc.CollisionChecker(panda, pc.Scene(), padding=-1.0)
+    with pytest.raises(ValueError, match="eta must be finite and > 0"):
+        pc.CollisionChecker(panda, pc.Scene(), eta=0.0)
+
+
+def test_a_scene_without_obstacles_checks_self_collision_only(panda, rng):
+    checker = pc.CollisionChecker(panda, pc.Scene())
+    Q = panda.random_configurations(200, rng)
+    ref = [panda.count_self_collisions(q).sum() == 0 for q in Q]
+    assert np.array_equal(checker.is_valid_batch(Q), ref) and not all(ref)
+
+
+def test_a_robot_without_collision_geometry_is_refused(tmp_path):
+    urdf = tmp_path / "bare.urdf"
+    urdf.write_text(
+        '<robot name="bare"><link name="a"/><link name="b"/>'
+        '<joint name="j" type="revolute"><parent link="a"/><child link="b"/>'
+        '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+        "</robot>"
+    )
+    bare = pc.Robot.from_urdf(urdf)
+    with pytest.raises(ValueError, match="robot 'bare' has no collision geometry"):
+        pc.CollisionChecker(bare, pc.Scene())
+
+
+# ---- counters ----------------------------------------------------------------------------
+
+
+def test_stats_count_states_edges_and_queries_and_reset(panda, rng):
+    checker = pc.CollisionChecker(panda, shelf())
+    Q = panda.random_configurations(10, rng)
+    for q in Q:
+        checker.is_valid(q)
+    checker.check_edge(Q[0], Q[1])
+    s = checker.stats
+    assert s["states"] >= 12 and s["edges"] == 1 and s["distance_queries"] > 0
+    assert s["bv_tests"] > 0 and s["seconds"] > 0
+    checker.reset_stats()
+    assert all(v == 0 for v in checker.stats.values())
