@@ -14,12 +14,13 @@ import numpy as np
 from ..kernels.checker import CheckBuffers, CheckRobot
 from ..kernels.handles import array_table, rows
 from ..kernels.scratch import WARM_SLOTS, new_scratch
+from .bounds import piece_bounds
 
 _F1, _F2, _F3 = ("float64", 1), ("float64", 2), ("float64", 3)
 _I1, _I2, _L1 = ("int32", 1), ("int32", 2), ("int64", 1)
 # rows of CheckRobot after its RobotModel and ShapeTable, and of CheckBuffers (field order)
 _ROBOT_TAIL = [_I1, _F3, _I1, _I1, _I2, _F2, _I1]
-_BUFFERS = [_F3, _F3, _F2, _F2, _F1, _F1, _I1, _I1, _F1, _F2, _F2, _I1]
+_BUFFERS = [_F3, _F3, _F2, _F2, _F2, _F2, _F1, _F1, _I1, _I1, _F1, _F2, _F2, _I1]
 _BUFFERS += [_F2, _F2, _I1, _I2, _I2, _L1, _F2, _F2, _I2, _I2]
 
 # Sizes of the workspace's caches (bounded memory).
@@ -48,6 +49,18 @@ class CheckModel:
     keep: tuple  # arrays the table points into (kept alive with it)
 
 
+_BOUNDS: dict = {}
+
+
+def _bounds(robot):
+    """The pieces' outer hulls and bounding capsules (checker/bounds.py), computed once per
+    collision model (keyed by the robot's geometry cache key)."""
+    key = robot.geometry_key
+    if key not in _BOUNDS:
+        _BOUNDS[key] = piece_bounds(robot.pieces)
+    return _BOUNDS[key]
+
+
 def build_model(robot, scene, self_collision: bool) -> CheckModel:
     """The flat model of `robot` in `scene` (checking the ACM's pairs when self_collision)."""
     c = robot.collision
@@ -56,6 +69,7 @@ def build_model(robot, scene, self_collision: bool) -> CheckModel:
     pairs = np.ascontiguousarray(pairs, np.int32).reshape(-1, 2)
     R = np.concatenate([robot.motion_bound_R, robot.pair_speed_rows(pairs)])
     limited = (~np.asarray(robot.continuous, bool)).astype(np.int32)
+    outer, cap_p0, cap_p1, cap_r = _bounds(robot)
     check_robot = CheckRobot(
         robot.model,
         c.table,
@@ -66,12 +80,18 @@ def build_model(robot, scene, self_collision: bool) -> CheckModel:
         pairs,
         np.ascontiguousarray(R, np.float64),
         limited,
+        outer,
+        cap_p0,
+        cap_p1,
+        cap_r,
     )
     flat = scene.build()
     row_list = (
         rows(check_robot.model)
         + rows(check_robot.tab)
-        + [(a, s) for a, s in zip(check_robot[2:], _ROBOT_TAIL, strict=True)]
+        + [(a, s) for a, s in zip(check_robot[2:9], _ROBOT_TAIL, strict=True)]
+        + rows(check_robot.outer)
+        + [(cap_p0, _F2), (cap_p1, _F2), (cap_r, _F1)]
         + rows(flat)
     )
     names = robot.link_names
@@ -107,6 +127,8 @@ class CheckWorkspace:
         self.buffers = CheckBuffers(
             np.zeros((n_links, 4, 4)),
             np.zeros((n_pieces, 4, 4)),
+            np.zeros((n_pieces, 3)),
+            np.zeros((n_pieces, 3)),
             np.zeros((n_pieces, 3)),
             np.zeros((n_pieces, 3)),
             np.zeros(dof),

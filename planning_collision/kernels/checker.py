@@ -18,7 +18,8 @@ from collections import namedtuple
 
 import numba
 
-from ._jit import hot_kernel, kernel, parallel_kernel
+from ._jit import hot_kernel, inline_kernel, kernel, parallel_kernel
+from .capsule_capsule import segment_segment_closest
 from .fk import fk, piece_poses
 from .handles import (
     f64_1,
@@ -57,6 +58,10 @@ CheckRobot = namedtuple(
         "pairs",  # (n_pairs, 2) int32: the links of each self-pair body
         "R",  # (n_bodies, dof): motion-bound rows (robot/bounds.py)
         "limited",  # (dof,) int32: 1 where q must stay within [lower, upper]
+        "outer",  # ShapeTable: each piece's outer hull (contains it; checker/bounds.py)
+        "cap_p0",  # (n_pieces, 3) each piece's bounding capsule: segment ends (piece frame)
+        "cap_p1",
+        "cap_r",  # (n_pieces,) and radius
     ],
 )
 
@@ -67,6 +72,8 @@ CheckBuffers = namedtuple(
         "piece_poses",  # (n_pieces, 4, 4)
         "plo",  # (n_pieces, 3) conservative world boxes of the pieces
         "phi",
+        "cap_w0",  # (n_pieces, 3) the bounding capsules' segment ends, world frame
+        "cap_w1",
         "q",  # (dof,) the configuration being checked
         "d",  # (n_bodies,) distance lower bounds at the last evaluation
         "exact",  # (n_bodies,) int32: 1 when d is the distance, 0 when only a lower bound
@@ -103,11 +110,12 @@ COLLISION = 1
 BAD_Q = 2  # 2 + k: q[k] is not finite; 2 + dof + k: q[k] is outside its limits
 
 
-@kernel
+@inline_kernel
 def unpack(hm, hw):
     """(robot, scene, scratch, buffers) from the model table hm and workspace table hw."""
     model, k = robot_model_at(hm, 0)
     tab, k = shape_table_at(hm, k)
+    outer, j = shape_table_at(hm, k + 7)
     robot = CheckRobot(
         model,
         tab,
@@ -118,32 +126,38 @@ def unpack(hm, hw):
         i32_2(hm, k + 4),
         f64_2(hm, k + 5),
         i32_1(hm, k + 6),
+        outer,
+        f64_2(hm, j),
+        f64_2(hm, j + 1),
+        f64_1(hm, j + 2),
     )
-    scene, _ = flat_scene_at(hm, k + 7)
+    scene, _ = flat_scene_at(hm, j + 3)
     sc, k = scratch_at(hw, 0)
     buf = CheckBuffers(
         f64_3(hw, k),
         f64_3(hw, k + 1),
         f64_2(hw, k + 2),
         f64_2(hw, k + 3),
-        f64_1(hw, k + 4),
-        f64_1(hw, k + 5),
-        i32_1(hw, k + 6),
-        i32_1(hw, k + 7),
-        f64_1(hw, k + 8),
-        f64_2(hw, k + 9),
-        f64_2(hw, k + 10),
-        i32_1(hw, k + 11),
+        f64_2(hw, k + 4),
+        f64_2(hw, k + 5),
+        f64_1(hw, k + 6),
+        f64_1(hw, k + 7),
+        i32_1(hw, k + 8),
+        i32_1(hw, k + 9),
+        f64_1(hw, k + 10),
+        f64_2(hw, k + 11),
         f64_2(hw, k + 12),
-        f64_2(hw, k + 13),
-        i32_1(hw, k + 14),
-        i32_2(hw, k + 15),
-        i32_2(hw, k + 16),
-        i64_1(hw, k + 17),
-        f64_2(hw, k + 18),
-        f64_2(hw, k + 19),
-        i32_2(hw, k + 20),
-        i32_2(hw, k + 21),
+        i32_1(hw, k + 13),
+        f64_2(hw, k + 14),
+        f64_2(hw, k + 15),
+        i32_1(hw, k + 16),
+        i32_2(hw, k + 17),
+        i32_2(hw, k + 18),
+        i64_1(hw, k + 19),
+        f64_2(hw, k + 20),
+        f64_2(hw, k + 21),
+        i32_2(hw, k + 22),
+        i32_2(hw, k + 23),
     )
     return robot, scene, sc, buf
 
@@ -180,12 +194,37 @@ def pose_pieces(robot, sc, buf, q):
         h1 = 0.5 * (aabb[p, 4] - aabb[p, 1])
         h2 = 0.5 * (aabb[p, 5] - aabb[p, 2])
         r = brad[p]
+        a = robot.cap_p0[p]
+        b = robot.cap_p1[p]
         for k in range(3):
             wc = P[p, k, 0] * c0 + P[p, k, 1] * c1 + P[p, k, 2] * c2 + P[p, k, 3]
             wh = abs(P[p, k, 0]) * h0 + abs(P[p, k, 1]) * h1 + abs(P[p, k, 2]) * h2
             buf.plo[p, k] = max(wc - wh, P[p, k, 3] - r)
             buf.phi[p, k] = min(wc + wh, P[p, k, 3] + r)
+            buf.cap_w0[p, k] = (
+                P[p, k, 0] * a[0] + P[p, k, 1] * a[1] + P[p, k, 2] * a[2] + P[p, k, 3]
+            )
+            buf.cap_w1[p, k] = (
+                P[p, k, 0] * b[0] + P[p, k, 1] * b[1] + P[p, k, 2] * b[2] + P[p, k, 3]
+            )
     sc.counts[STATES] += 1
+
+
+@hot_kernel
+def _capsule_gap(robot, buf, ia, ib):
+    """Distance between the bounding capsules of pieces ia and ib (posed in buf): a lower
+    bound on the pieces' distance (<= 0 when the capsules overlap)."""
+    a0 = buf.cap_w0[ia]
+    a1 = buf.cap_w1[ia]
+    b0 = buf.cap_w0[ib]
+    b1 = buf.cap_w1[ib]
+    s, t = segment_segment_closest(
+        (a0[0], a0[1], a0[2]), (a1[0], a1[1], a1[2]), (b0[0], b0[1], b0[2]), (b1[0], b1[1], b1[2])
+    )
+    dx = a0[0] + s * (a1[0] - a0[0]) - b0[0] - t * (b1[0] - b0[0])
+    dy = a0[1] + s * (a1[1] - a0[1]) - b0[1] - t * (b1[1] - b0[1])
+    dz = a0[2] + s * (a1[2] - a0[2]) - b0[2] - t * (b1[2] - b0[2])
+    return math.sqrt(dx * dx + dy * dy + dz * dz) - robot.cap_r[ia] - robot.cap_r[ib]
 
 
 # ---------------------------------------------------------------------------------------
@@ -270,6 +309,14 @@ def pieces_hit(robot, scene, sc, buf, i0, i1, margin, delta):
     traversal overflowed: an answer that cannot be certified counts as a collision). One
     traversal call for all of them, each piece from its own front."""
     _set_ranges(robot, scene, sc, buf, i0, i1, margin, delta)
+    # the outer hulls first: when they touch nothing, neither do the pieces
+    n = traverse(
+        scene, COLLIDE, robot.outer, buf.piece_poses, buf.plo, buf.phi, i0, i1, buf.front,
+        buf.ranges, margin, True, sc, False,
+    )  # fmt: skip
+    if n == 0:
+        return False
+    _clear_hits(sc)
     n = traverse(
         scene, COLLIDE, robot.tab, buf.piece_poses, buf.plo, buf.phi, i0, i1, buf.front,
         buf.ranges, margin, True, sc, False,
@@ -295,13 +342,34 @@ def pair_hits(robot, sc, buf, j, margin):
             rr = brad[ia] + brad[ib] + margin
             if dx * dx + dy * dy + dz * dz > rr * rr:
                 continue
+            if _capsule_gap(robot, buf, ia, ib) > margin:
+                continue
             sc.counts[SELF_TESTS] += 1
-            slot = warm_start(sc.warm, sc.pair, -1 - ia, ib)
-            touching = pair_overlap(robot.tab, ia, P[ia], robot.tab, ib, P[ib], margin, sc.pair)
-            warm_keep(sc.warm, sc.pair, slot, -1 - ia, ib)
-            if touching:
+            if not _self_overlap(robot.outer, sc, P, ia, ib, margin, 0):
+                continue
+            if _self_overlap(robot.tab, sc, P, ia, ib, margin, 1):
                 return True
     return False
+
+
+@hot_kernel
+def _self_overlap(tab, sc, P, ia, ib, margin, which):
+    """pair_overlap of pieces ia, ib of `tab` (outer hulls: which 0; pieces: 1), warm
+    started from the pair's last direction."""
+    slot = warm_start(sc.warm, sc.pair, -1 - 2 * ia - which, ib)
+    touching = pair_overlap(tab, ia, P[ia], tab, ib, P[ib], margin, sc.pair)
+    warm_keep(sc.warm, sc.pair, slot, -1 - 2 * ia - which, ib)
+    return touching
+
+
+@hot_kernel
+def _self_separation(tab, sc, P, ia, ib, bound, which):
+    """pair_separation of pieces ia, ib of `tab` under `bound` into sc.tmp (warm started);
+    returns its status."""
+    slot = warm_start(sc.warm, sc.pair, -1 - 2 * ia - which, ib)
+    st = pair_separation(tab, ia, P[ia], tab, ib, P[ib], bound, sc.pair, sc.tmp)
+    warm_keep(sc.warm, sc.pair, slot, -1 - 2 * ia - which, ib)
+    return st
 
 
 @hot_kernel
@@ -322,35 +390,55 @@ def posed_collides(robot, scene, sc, buf, margin, self_collision, delta):
 
 
 @hot_kernel
-def link_distance(robot, scene, sc, buf, link, need, delta):
-    """(d, exact, slot): the distance from `link` to the scene when it is <= need (exact=1,
-    slot = the nearest object), else d = need, a lower bound (exact=0, slot=-1). An overlap
-    gives some d <= 0; a traversal overflow gives -inf (counts as a collision)."""
-    i0 = robot.link_start[link]
-    i1 = robot.link_start[link + 1]
-    _set_ranges(robot, scene, sc, buf, i0, i1, need, delta)
+def _nearest(robot, scene, sc, buf, tab, i0, i1, need):
+    """(d, slot): pieces [i0, i1) of `tab` (the pieces or their outer hulls) against the
+    scene, nearest only, under `need`: d when <= need, else (inf, -1); (-inf, -1) when the
+    traversal overflowed (counts as a collision)."""
     arg = traverse(
-        scene, DISTANCE, robot.tab, buf.piece_poses, buf.plo, buf.phi, i0, i1, buf.front,
+        scene, DISTANCE, tab, buf.piece_poses, buf.plo, buf.phi, i0, i1, buf.front,
         buf.ranges, need, False, sc, False,
     )  # fmt: skip
     if arg == OVERFLOW:
-        return -math.inf, 1, -1
-    if arg >= 0:
-        d = sc.best[arg, 0]
-        sc.best[arg, 0] = math.inf  # the scratch's contract: inf between queries
-        return d, 1, arg
-    return need, 0, -1
+        return -math.inf, -1
+    if arg < 0:
+        return math.inf, -1
+    d = sc.best[arg, 0]
+    sc.best[arg, 0] = math.inf  # the scratch's contract: inf between queries
+    return d, arg
 
 
 @hot_kernel
-def pair_distance_bound(robot, sc, buf, j, need):
-    """(d, exact) for self pair j, as `link_distance` for a link."""
+def link_distance(robot, scene, sc, buf, link, need, floor, delta):
+    """(d, final, slot): a lower bound d on the distance from `link` to the scene.
+
+    Nothing within need: (need, 0, -1), d means "farther than need". Else the outer hulls'
+    distance when it is above `floor` (a lower bound: they contain the pieces), or the
+    pieces' own distance (exact) when the outer hulls come within floor; final = 1: asking
+    again with a larger need would not change d; slot: the nearest object. d <= floor only
+    comes from the pieces themselves; an overlap gives some d <= 0; a traversal overflow
+    -inf (a collision: what cannot be certified is not free)."""
+    i0 = robot.link_start[link]
+    i1 = robot.link_start[link + 1]
+    _set_ranges(robot, scene, sc, buf, i0, i1, need, delta)
+    d, slot = _nearest(robot, scene, sc, buf, robot.outer, i0, i1, need)
+    if d > floor:
+        return (d, 1, slot) if slot >= 0 else (need, 0, -1)
+    d, slot = _nearest(robot, scene, sc, buf, robot.tab, i0, i1, need)
+    if slot < 0 and d == math.inf:
+        return need, 0, -1
+    return d, 1, slot
+
+
+@hot_kernel
+def pair_distance_bound(robot, sc, buf, j, need, floor):
+    """(d, final) for self pair j, as `link_distance` for a link: bounding balls and
+    capsules first, then the outer hulls, the pieces only where those come within floor."""
     a = robot.pairs[j, 0]
     b = robot.pairs[j, 1]
     P = buf.piece_poses
     brad = robot.tab.brad
     best = need
-    exact = 0
+    final = 0
     for ia in range(robot.link_start[a], robot.link_start[a + 1]):
         for ib in range(robot.link_start[b], robot.link_start[b + 1]):
             dx = P[ia, 0, 3] - P[ib, 0, 3]
@@ -359,26 +447,34 @@ def pair_distance_bound(robot, sc, buf, j, need):
             rr = brad[ia] + brad[ib] + best
             if dx * dx + dy * dy + dz * dz > rr * rr:
                 continue
+            if _capsule_gap(robot, buf, ia, ib) > best:
+                continue
             sc.counts[SELF_TESTS] += 1
-            slot = warm_start(sc.warm, sc.pair, -1 - ia, ib)
-            st = pair_separation(robot.tab, ia, P[ia], robot.tab, ib, P[ib], best, sc.pair, sc.tmp)
-            warm_keep(sc.warm, sc.pair, slot, -1 - ia, ib)
-            if st != LOWER_BOUND and sc.tmp[0] <= best:
-                best = sc.tmp[0]
-                exact = 1
-    return best, exact
+            st = _self_separation(robot.outer, sc, P, ia, ib, best, 0)
+            if st == LOWER_BOUND:
+                continue
+            d = sc.tmp[0]
+            if d <= floor:
+                st = _self_separation(robot.tab, sc, P, ia, ib, best, 1)
+                if st == LOWER_BOUND:
+                    continue
+                d = sc.tmp[0]
+            if d <= best:
+                best = d
+                final = 1
+    return best, final
 
 
 @hot_kernel
-def body_distance(robot, scene, sc, buf, b, need, delta):
-    """(d, exact, slot) of body b (a link against the scene, or a self pair): see
+def body_distance(robot, scene, sc, buf, b, need, floor, delta):
+    """(d, final, slot) of body b (a link against the scene, or a self pair): see
     `link_distance`."""
     sc.counts[DIST_QUERIES] += 1
     nl = robot.body_link.shape[0]
     if b < nl:
-        return link_distance(robot, scene, sc, buf, robot.body_link[b], need, delta)
-    d, exact = pair_distance_bound(robot, sc, buf, b - nl, need)
-    return d, exact, -1
+        return link_distance(robot, scene, sc, buf, robot.body_link[b], need, floor, delta)
+    d, final = pair_distance_bound(robot, sc, buf, b - nl, need, floor)
+    return d, final, -1
 
 
 # ---------------------------------------------------------------------------------------
@@ -399,15 +495,16 @@ def state_check(hm, hw, q, margin, self_collision):
 @kernel
 def state_distances(hm, hw, q, need, out):
     """Each body's distance at q under its cap need (n_bodies,): out (n_bodies, 3) rows
-    (d, exact, slot) as `body_distance` gives them (exact 0: d is only a lower bound, the
-    body is farther than need). Returns FREE, or BAD_Q + code."""
+    (d, final, slot) as `body_distance` gives them with floor = need (so every d <= need
+    is the pieces' own distance; final 0: the body is farther than need). Returns FREE, or
+    BAD_Q + code."""
     robot, scene, sc, buf = unpack(hm, hw)
     code = q_code(robot, q)
     if code != FREE:
         return code
     pose_pieces(robot, sc, buf, q)
     for b in range(out.shape[0]):
-        d, exact, slot = body_distance(robot, scene, sc, buf, b, need[b], 0.0)
+        d, exact, slot = body_distance(robot, scene, sc, buf, b, need[b], need[b], 0.0)
         out[b, 0] = d
         out[b, 1] = exact
         out[b, 2] = slot

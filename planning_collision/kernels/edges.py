@@ -224,7 +224,7 @@ def _evaluate(robot, scene, sc, buf, q0, q1, t, pad, eta, nb, use_cache, to_end)
             sc.counts[ENDPOINT_HITS] += 1
         else:
             delta = min(mu * h, FRONT_REACH) if use_cache else 0.0
-            d, exact, _ = body_distance(robot, scene, sc, buf, b, need, delta)
+            d, exact, _ = body_distance(robot, scene, sc, buf, b, need, pad + eta, delta)
             nq += 1
             if slot >= 0:
                 buf.ec_d[slot, b] = d
@@ -329,7 +329,7 @@ def advance(robot, scene, sc, buf, q0, q1, pad, eta, check_start, use_cache, bud
                 sc.counts[ENDPOINT_HITS] += 1
             else:
                 delta = min(mu * (1.0 - t), FRONT_REACH) if use_cache else 0.0
-                d, exact, _ = body_distance(robot, scene, sc, buf, b, need, delta)
+                d, exact, _ = body_distance(robot, scene, sc, buf, b, need, pad + eta, delta)
                 nq += 1
                 if slot >= 0:
                     buf.ec_d[slot, b] = d

@@ -1,0 +1,120 @@
+"""Bounding volumes of a robot's collision pieces, for the checker's cheap tests first.
+
+Each piece (in its own frame) gets, besides its bounding ball (``ShapeTable.brad``):
+
+- a **capsule** (segment p0-p1 swept by r) that contains it: along the principal axis of its
+  points, the segment's ends and radius chosen for the least capsule volume. Capsule-capsule
+  distances are a closed form: a lower bound on the pieces' distance for a few ns;
+- an **outer hull**: a sphere-swept hull of at most `OUTER_POINTS` of its hull vertices,
+  ``conv(S) ⊕ ball(r)`` with r the largest distance of any hull vertex to conv(S), so it
+  contains the piece (every vertex lies within r of conv(S), and the sweep is convex). GJK
+  on 32 points costs about a third of GJK on a Panda link's 100-150 (measured on the
+  Panda's self pairs: 219 vs 731 ns per boolean query); only pairs whose outer hulls touch
+  need the exact one.
+
+Pieces that are primitives, or hulls with few vertices, are their own outer hull.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..geometry import Box, Capsule, Convex, Cylinder, Sphere, shape_table
+from ..kernels import layout as L
+from ..kernels.pair import pair_distance_batch
+
+__all__ = ["OUTER_POINTS", "piece_bounds"]
+
+OUTER_POINTS = 32
+
+
+def _points(shape) -> np.ndarray:
+    """Points whose hull contains the shape's core (the sweep radius is added apart)."""
+    if isinstance(shape, Convex):
+        return np.asarray(shape.hull.vertices, float)
+    if isinstance(shape, Box):
+        e = 0.5 * np.asarray(shape.extents)
+        return np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * e
+    if isinstance(shape, Cylinder):
+        a = np.linspace(0.0, 2.0 * np.pi, 48, endpoint=False)
+        # a circumscribed 48-gon: the circle lies inside it
+        rr = shape.radius / np.cos(np.pi / 48)
+        ring = np.stack([rr * np.cos(a), rr * np.sin(a)], axis=1)
+        h = 0.5 * shape.length
+        return np.concatenate([np.c_[ring, np.full(48, -h)], np.c_[ring, np.full(48, h)]])
+    if isinstance(shape, (Sphere, Capsule)):
+        h = 0.5 * shape.length if isinstance(shape, Capsule) else 0.0
+        return np.array([[0.0, 0.0, -h], [0.0, 0.0, h]])
+    raise TypeError(f"no bounding capsule for a {type(shape).__name__} piece")
+
+
+def _sweep(shape) -> float:
+    return (
+        float(getattr(shape, "radius", 0.0))
+        if isinstance(shape, (Convex, Sphere, Capsule))
+        else 0.0
+    )
+
+
+def bounding_capsule(shape) -> tuple[np.ndarray, np.ndarray, float]:
+    """(p0, p1, r) of a capsule containing `shape` (its frame): along the principal axis of
+    its points, the segment shortened from both ends while that lowers the volume."""
+    v = _points(shape)
+    sweep = _sweep(shape)
+    c = 0.5 * (v.min(axis=0) + v.max(axis=0))
+    axis = np.linalg.svd(v - c)[2][0] if len(v) > 1 else np.array([0.0, 0.0, 1.0])
+    t = (v - c) @ axis
+    lo, hi = float(t.min()), float(t.max())
+    best = None
+    for s in np.linspace(0.0, 0.5, 51):
+        a, b = lo + s * (hi - lo), hi - s * (hi - lo)
+        r = float(np.linalg.norm((v - c) - np.clip(t, a, b)[:, None] * axis, axis=1).max())
+        vol = np.pi * r * r * (b - a) + 4.0 / 3.0 * np.pi * r**3
+        if best is None or vol < best[0]:
+            best = (vol, c + a * axis, c + b * axis, r)
+    _, p0, p1, r = best
+    return p0, p1, r + sweep
+
+
+def _distances_to_hull(S: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Distance of each point of v to conv(S) (0 inside)."""
+    tab = shape_table([Convex(S)])
+    pts = shape_table([Sphere(1e-300)])
+    n = v.shape[0]
+    T = np.tile(np.eye(4), (n, 1, 1))
+    T[:, :3, 3] = v
+    out = np.empty((n, L.OUT_SIZE))
+    zeros = np.zeros(n, np.int64)
+    pair_distance_batch(tab, zeros, np.tile(np.eye(4), (n, 1, 1)), pts, zeros, T, np.inf, out)
+    return np.maximum(out[:, 0], 0.0)
+
+
+def outer_hull(shape, k: int = OUTER_POINTS):
+    """A shape containing `shape` with a hull of at most k points (module doc): greedy, from
+    the extreme points along the principal axes, each step adding the hull vertex farthest
+    from the hull so far."""
+    if not isinstance(shape, Convex) or len(shape.hull.vertices) <= k:
+        return shape
+    v = np.asarray(shape.hull.vertices, float)
+    c = v.mean(axis=0)
+    idx = []
+    for ax in np.linalg.svd(v - c)[2]:
+        t = (v - c) @ ax
+        for j in (int(t.argmax()), int(t.argmin())):
+            if j not in idx:
+                idx.append(j)
+    d = _distances_to_hull(v[idx], v)
+    while len(idx) < k:
+        idx.append(int(d.argmax()))
+        d = _distances_to_hull(v[idx], v)
+    return Convex(v[idx], float(d.max()) + shape.radius)
+
+
+def piece_bounds(pieces) -> tuple:
+    """(outer ShapeTable, capsule p0 (n, 3), p1 (n, 3), r (n,)) of a robot's pieces."""
+    caps = [bounding_capsule(p.shape) for p in pieces]
+    outer = shape_table([outer_hull(p.shape) for p in pieces])
+    p0 = np.ascontiguousarray([c[0] for c in caps], np.float64).reshape(-1, 3)
+    p1 = np.ascontiguousarray([c[1] for c in caps], np.float64).reshape(-1, 3)
+    r = np.ascontiguousarray([c[2] for c in caps], np.float64)
+    return outer, p0, p1, r
