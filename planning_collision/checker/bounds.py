@@ -110,11 +110,26 @@ def outer_hull(shape, k: int = OUTER_POINTS):
     return Convex(v[idx], float(d.max()) + shape.radius)
 
 
+def _capsule_pose(p0, p1) -> np.ndarray:
+    """T_piece_capsule: the capsule's frame (origin at the segment's middle, z along it)."""
+    T = np.eye(4)
+    z = p1 - p0
+    n = float(np.linalg.norm(z))
+    z = z / n if n > 0.0 else np.array([0.0, 0.0, 1.0])
+    x = np.cross(z, [1.0, 0.0, 0.0])
+    if np.linalg.norm(x) < 0.5:
+        x = np.cross(z, [0.0, 1.0, 0.0])
+    x /= np.linalg.norm(x)
+    T[:3, :3] = np.stack([x, np.cross(z, x), z], axis=1)
+    T[:3, 3] = 0.5 * (p0 + p1)
+    return T
+
+
 def piece_bounds(pieces) -> tuple:
-    """(outer ShapeTable, capsule p0 (n, 3), p1 (n, 3), r (n,)) of a robot's pieces."""
+    """(outer ShapeTable, capsule ShapeTable, T_piece_capsule (n, 4, 4)) of a robot's pieces:
+    shape i of each table bounds piece i."""
     caps = [bounding_capsule(p.shape) for p in pieces]
     outer = shape_table([outer_hull(p.shape) for p in pieces])
-    p0 = np.ascontiguousarray([c[0] for c in caps], np.float64).reshape(-1, 3)
-    p1 = np.ascontiguousarray([c[1] for c in caps], np.float64).reshape(-1, 3)
-    r = np.ascontiguousarray([c[2] for c in caps], np.float64)
-    return outer, p0, p1, r
+    capsules = shape_table([Capsule(r, float(np.linalg.norm(b - a))) for a, b, r in caps])
+    poses = np.ascontiguousarray([_capsule_pose(a, b) for a, b, _ in caps], np.float64)
+    return outer, capsules, poses.reshape(-1, 4, 4)

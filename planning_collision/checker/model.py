@@ -20,7 +20,7 @@ _F1, _F2, _F3 = ("float64", 1), ("float64", 2), ("float64", 3)
 _I1, _I2, _L1 = ("int32", 1), ("int32", 2), ("int64", 1)
 # rows of CheckRobot after its RobotModel and ShapeTable, and of CheckBuffers (field order)
 _ROBOT_TAIL = [_I1, _F3, _I1, _I1, _I2, _F2, _I1]
-_BUFFERS = [_F3, _F3, _F2, _F2, _F2, _F2, _F1, _F1, _I1, _I1, _F1, _F2, _F2, _I1]
+_BUFFERS = [_F3, _F3, _F2, _F2, _F2, _F2, _F3, _F1, _F1, _I1, _I1, _F1, _F2, _F2, _I1]
 _BUFFERS += [_F2, _F2, _I1, _I2, _I2, _L1, _F2, _F2, _I2, _I2]
 
 # Sizes of the workspace's caches (bounded memory).
@@ -69,7 +69,10 @@ def build_model(robot, scene, self_collision: bool) -> CheckModel:
     pairs = np.ascontiguousarray(pairs, np.int32).reshape(-1, 2)
     R = np.concatenate([robot.motion_bound_R, robot.pair_speed_rows(pairs)])
     limited = (~np.asarray(robot.continuous, bool)).astype(np.int32)
-    outer, cap_p0, cap_p1, cap_r = _bounds(robot)
+    outer, caps, cap_pose = _bounds(robot)
+    h = caps.params[:, 1:2] * cap_pose[:, :3, 2]
+    cap_p0 = np.ascontiguousarray(cap_pose[:, :3, 3] - h)
+    cap_p1 = np.ascontiguousarray(cap_pose[:, :3, 3] + h)
     check_robot = CheckRobot(
         robot.model,
         c.table,
@@ -81,9 +84,10 @@ def build_model(robot, scene, self_collision: bool) -> CheckModel:
         np.ascontiguousarray(R, np.float64),
         limited,
         outer,
+        caps,
+        cap_pose,
         cap_p0,
         cap_p1,
-        cap_r,
     )
     flat = scene.build()
     row_list = (
@@ -91,7 +95,8 @@ def build_model(robot, scene, self_collision: bool) -> CheckModel:
         + rows(check_robot.tab)
         + [(a, s) for a, s in zip(check_robot[2:9], _ROBOT_TAIL, strict=True)]
         + rows(check_robot.outer)
-        + [(cap_p0, _F2), (cap_p1, _F2), (cap_r, _F1)]
+        + rows(check_robot.caps)
+        + [(cap_pose, _F3), (cap_p0, _F2), (cap_p1, _F2)]
         + rows(flat)
     )
     names = robot.link_names
@@ -131,6 +136,7 @@ class CheckWorkspace:
             np.zeros((n_pieces, 3)),
             np.zeros((n_pieces, 3)),
             np.zeros((n_pieces, 3)),
+            np.zeros((n_pieces, 4, 4)),
             np.zeros(dof),
             np.zeros(nb),
             np.zeros(nb, np.int32),

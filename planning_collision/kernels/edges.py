@@ -29,17 +29,19 @@ import math
 
 import numpy as np
 
-from ._jit import hot_kernel, kernel
+from ._jit import hot_kernel, inline_kernel, kernel
 from .checker import (
     COLLISION,
     EDGES,
     ENDPOINT_HITS,
     FREE,
     body_distance,
+    pose_capsules,
     pose_pieces,
     posed_collides,
     q_code,
-    unpack,
+    robot_at,
+    work_at,
 )
 
 DISCRETE = 0
@@ -71,7 +73,7 @@ def _q_hash(q):
     return h
 
 
-@hot_kernel
+@inline_kernel
 def _cache_slot(buf, q):
     """(slot, hit): the cache slot of configuration q and whether it holds q."""
     h = _q_hash(q)
@@ -85,7 +87,7 @@ def _cache_slot(buf, q):
     return slot, True
 
 
-@hot_kernel
+@inline_kernel
 def _cache_claim(buf, slot, q, nb):
     """Make `slot` hold q, with nothing known yet."""
     buf.ec_key[slot] = _q_hash(q)
@@ -100,7 +102,7 @@ def _cache_claim(buf, slot, q, nb):
 # per-body uncovered intervals
 
 
-@hot_kernel
+@inline_kernel
 def _interval_at(buf, b, t):
     """Index of body b's uncovered interval containing t, or -1."""
     for k in range(buf.icount[b]):
@@ -109,7 +111,7 @@ def _interval_at(buf, b, t):
     return -1
 
 
-@hot_kernel
+@inline_kernel
 def _cut(buf, b, lo, hi):
     """Remove [lo, hi] from body b's uncovered intervals. A window inside an interval splits
     it in two; when the list is full that window is dropped instead (nothing is certified
@@ -144,7 +146,7 @@ def _cut(buf, b, lo, hi):
         k += 1
 
 
-@hot_kernel
+@inline_kernel
 def _largest(buf, nb):
     """(body, interval) of the largest uncovered interval, or (-1, -1) when none is left."""
     best = -1.0
@@ -160,7 +162,7 @@ def _largest(buf, nb):
     return bb, bk
 
 
-@hot_kernel
+@inline_kernel
 def _free_prefix(buf, nb):
     """The largest x with [0, x] certified for every body."""
     x = 1.0
@@ -171,7 +173,7 @@ def _free_prefix(buf, nb):
     return x
 
 
-@hot_kernel
+@inline_kernel
 def _set_q(buf, q0, q1, t):
     """buf.q = the configuration at t; exactly q0 at t = 0 and q1 at t = 1 (the endpoint
     cache is keyed by them, and they are the planner's states)."""
@@ -186,8 +188,8 @@ def _set_q(buf, q0, q1, t):
 # evaluating the bodies at one t
 
 
-@hot_kernel
-def _evaluate(robot, scene, sc, buf, q0, q1, t, pad, eta, nb, use_cache, to_end):
+@kernel
+def _evaluate(hm, hw, q0, q1, t, pad, eta, nb, use_cache, to_end):
     """Pose the configuration at t and bound the distance of every body that still has an
     uncovered interval around t; cut each body's window from its intervals.
 
@@ -195,8 +197,10 @@ def _evaluate(robot, scene, sc, buf, q0, q1, t, pad, eta, nb, use_cache, to_end)
     rest of the edge, [t, 1], for CA). At t = 0 and t = 1 the distances go through the
     endpoint cache. Returns (status, queries): COLLISION when a body is within pad + eta
     (buf.d holds the distances), else FREE."""
+    sc, buf = work_at(hw)
     _set_q(buf, q0, q1, t)
-    pose_pieces(robot, sc, buf, buf.q)
+    pose_pieces(hm, hw, buf.q)
+    pose_capsules(hm, hw)
     slot = -1
     hit = False
     if use_cache and (t == 0.0 or t == 1.0):
@@ -224,7 +228,7 @@ def _evaluate(robot, scene, sc, buf, q0, q1, t, pad, eta, nb, use_cache, to_end)
             sc.counts[ENDPOINT_HITS] += 1
         else:
             delta = min(mu * h, FRONT_REACH) if use_cache else 0.0
-            d, exact, _ = body_distance(robot, scene, sc, buf, b, need, pad + eta, delta)
+            d, exact, _ = body_distance(hm, hw, b, need, pad + eta, delta)
             nq += 1
             if slot >= 0:
                 buf.ec_d[slot, b] = d
@@ -241,10 +245,11 @@ def _evaluate(robot, scene, sc, buf, q0, q1, t, pad, eta, nb, use_cache, to_end)
     return status, nq
 
 
-@hot_kernel
-def _motion_bounds(robot, buf, q0, q1):
+@kernel
+def _motion_bounds(hm, hw, q0, q1):
     """buf.mu = R |q1 - q0|; returns the largest."""
-    R = robot.R
+    R = robot_at(hm).R
+    _, buf = work_at(hw)
     top = 0.0
     for b in range(R.shape[0]):
         s = 0.0
@@ -255,7 +260,7 @@ def _motion_bounds(robot, buf, q0, q1):
     return top
 
 
-@hot_kernel
+@inline_kernel
 def _reset_intervals(buf, nb):
     for b in range(nb):
         buf.ilo[b, 0] = 0.0
@@ -267,13 +272,14 @@ def _reset_intervals(buf, nb):
 # the methods
 
 
-@hot_kernel
-def dichotomy(robot, scene, sc, buf, q0, q1, pad, eta, check_start, use_cache, budget):
-    nb = robot.R.shape[0]
+@kernel
+def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
+    nb = robot_at(hm).R.shape[0]
+    _, buf = work_at(hw)
     _reset_intervals(buf, nb)
     nq = 0
     for t in (1.0, 0.0):  # the end state first: RRT-family planners validate it only here
-        st, n = _evaluate(robot, scene, sc, buf, q0, q1, t, pad, eta, nb, use_cache, False)
+        st, n = _evaluate(hm, hw, q0, q1, t, pad, eta, nb, use_cache, False)
         nq += n
         if st == COLLISION and (t == 1.0 or check_start):
             return COLLISION, (0.0 if t == 0.0 else _free_prefix(buf, nb)), t, nq
@@ -290,19 +296,20 @@ def dichotomy(robot, scene, sc, buf, q0, q1, pad, eta, check_start, use_cache, b
             s = 0.5 * (buf.ilo[b, k] + buf.ihi[b, k])
         else:
             s = buf.ilo[b, k]
-        st, n = _evaluate(robot, scene, sc, buf, q0, q1, s, pad, eta, nb, use_cache, False)
+        st, n = _evaluate(hm, hw, q0, q1, s, pad, eta, nb, use_cache, False)
         nq += n
         if st == COLLISION:
             return COLLISION, _free_prefix(buf, nb), s, nq
 
 
-@hot_kernel
-def advance(robot, scene, sc, buf, q0, q1, pad, eta, check_start, use_cache, budget):
+@kernel
+def advance(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
     """Conservative advancement, per body: body b is certified free on [0, t_b]; the
     configuration at t = min_b t_b is evaluated for the bodies whose t_b is t (the others
     are certified past it), each advancing by its own window. The first t where a body is
     within pad + eta is the first contact (every body was certified free before it)."""
-    nb = robot.R.shape[0]
+    nb = robot_at(hm).R.shape[0]
+    sc, buf = work_at(hw)
     frontier = buf.ilo[:, 0]  # t_b, certified [0, t_b]
     for b in range(nb):
         frontier[b] = 0.0
@@ -312,7 +319,8 @@ def advance(robot, scene, sc, buf, q0, q1, pad, eta, check_start, use_cache, bud
     nq = 0
     while True:
         _set_q(buf, q0, q1, t)
-        pose_pieces(robot, sc, buf, buf.q)
+        pose_pieces(hm, hw, buf.q)
+        pose_capsules(hm, hw)
         slot = -1
         if use_cache and t == 0.0:
             slot, hit = _cache_slot(buf, buf.q)
@@ -329,7 +337,7 @@ def advance(robot, scene, sc, buf, q0, q1, pad, eta, check_start, use_cache, bud
                 sc.counts[ENDPOINT_HITS] += 1
             else:
                 delta = min(mu * (1.0 - t), FRONT_REACH) if use_cache else 0.0
-                d, exact, _ = body_distance(robot, scene, sc, buf, b, need, pad + eta, delta)
+                d, exact, _ = body_distance(hm, hw, b, need, pad + eta, delta)
                 nq += 1
                 if slot >= 0:
                     buf.ec_d[slot, b] = d
@@ -349,22 +357,24 @@ def advance(robot, scene, sc, buf, q0, q1, pad, eta, check_start, use_cache, bud
             return UNDECIDED, last, math.nan, nq
 
 
-@hot_kernel
-def _state_collides(robot, scene, sc, buf, q0, q1, t, pad, self_collision):
+@kernel
+def _state_collides(hm, hw, q0, q1, t, pad, self_collision):
+    _, buf = work_at(hw)
     _set_q(buf, q0, q1, t)
-    pose_pieces(robot, sc, buf, buf.q)
-    return posed_collides(robot, scene, sc, buf, pad, self_collision, 0.0)
+    pose_pieces(hm, hw, buf.q)
+    return posed_collides(hm, hw, pad, self_collision, 0.0)
 
 
-@hot_kernel
-def discrete(robot, scene, sc, buf, q0, q1, pad, n, check_start, self_collision, first):
+@kernel
+def discrete(hm, hw, q0, q1, pad, n, check_start, self_collision, first):
     """States t = j / n: the end state, the start (check_start), then j = 1 .. n-1 in
     OMPL's bisection order. On a collision with `first`, last_valid_t and toc come from the
     states in order up to it (the first colliding one); without, from the one found."""
-    if _state_collides(robot, scene, sc, buf, q0, q1, 1.0, pad, self_collision):
-        return _hit(robot, scene, sc, buf, q0, q1, pad, n, n, self_collision, first, 1)
-    if check_start and _state_collides(robot, scene, sc, buf, q0, q1, 0.0, pad, self_collision):
+    if _state_collides(hm, hw, q0, q1, 1.0, pad, self_collision):
+        return _hit(hm, hw, q0, q1, pad, n, n, self_collision, first, 1)
+    if check_start and _state_collides(hm, hw, q0, q1, 0.0, pad, self_collision):
         return COLLISION, 0.0, 0.0, 2
+    _, buf = work_at(hw)
     Q = buf.queue
     cap = Q.shape[0]
     head = 0
@@ -381,8 +391,8 @@ def discrete(robot, scene, sc, buf, q0, q1, pad, n, check_start, self_collision,
         size -= 1
         mid = (a + c) // 2
         checked += 1
-        if _state_collides(robot, scene, sc, buf, q0, q1, mid / n, pad, self_collision):
-            return _hit(robot, scene, sc, buf, q0, q1, pad, n, mid, self_collision, first, checked)
+        if _state_collides(hm, hw, q0, q1, mid / n, pad, self_collision):
+            return _hit(hm, hw, q0, q1, pad, n, mid, self_collision, first, checked)
         for side in range(2):
             lo = a if side == 0 else mid + 1
             hi = mid - 1 if side == 0 else c
@@ -396,21 +406,19 @@ def discrete(robot, scene, sc, buf, q0, q1, pad, n, check_start, self_collision,
                 continue
             for j in range(lo, hi + 1):  # the queue is full: check the range in order
                 checked += 1
-                if _state_collides(robot, scene, sc, buf, q0, q1, j / n, pad, self_collision):
-                    return _hit(
-                        robot, scene, sc, buf, q0, q1, pad, n, j, self_collision, first, checked
-                    )
+                if _state_collides(hm, hw, q0, q1, j / n, pad, self_collision):
+                    return _hit(hm, hw, q0, q1, pad, n, j, self_collision, first, checked)
     return FREE, 1.0, math.nan, checked
 
 
-@hot_kernel
-def _hit(robot, scene, sc, buf, q0, q1, pad, n, found, self_collision, first, checked):
+@kernel
+def _hit(hm, hw, q0, q1, pad, n, found, self_collision, first, checked):
     """The discrete result once state `found` (of n) collides, after `checked` states; with
     `first`, the states before it are checked in order to find the first colliding one."""
     if first:
         for j in range(1, found):
             checked += 1
-            if _state_collides(robot, scene, sc, buf, q0, q1, j / n, pad, self_collision):
+            if _state_collides(hm, hw, q0, q1, j / n, pad, self_collision):
                 return COLLISION, (j - 1) / n, j / n, checked
     return COLLISION, (found - 1) / n, found / n, checked
 
@@ -423,26 +431,25 @@ def edge_check(
     out[0:4] = (status, last_valid_t, toc, n_queries). first: DISCRETE looks for the first
     colliding state (else any). Returns FREE, or BAD_Q + code for a bad q0 (code) or q1
     (code + 2 * dof + 2)."""
-    robot, scene, sc, buf = unpack(hm, hw)
-    c = q_code(robot, q0)
+    robot = robot_at(hm)
+    sc, _ = work_at(hw)
+    c = q_code(hm, q0)
     if c != FREE:
         return c
-    c = q_code(robot, q1)
+    c = q_code(hm, q1)
     if c != FREE:
         return c + 2 * q0.shape[0] + 2
     sc.counts[EDGES] += 1
     self_collision = robot.pairs.shape[0] > 0
     if method == DISCRETE:
-        r = discrete(
-            robot, scene, sc, buf, q0, q1, pad, n_steps, check_start, self_collision, first
-        )
-    elif _motion_bounds(robot, buf, q0, q1) == 0.0:  # no motion: a state check
-        hit = _state_collides(robot, scene, sc, buf, q0, q1, 0.0, pad, self_collision)
+        r = discrete(hm, hw, q0, q1, pad, n_steps, check_start, self_collision, first)
+    elif _motion_bounds(hm, hw, q0, q1) == 0.0:  # no motion: a state check
+        hit = _state_collides(hm, hw, q0, q1, 0.0, pad, self_collision)
         r = (COLLISION, 0.0, 0.0, 1) if hit else (FREE, 1.0, math.nan, 1)
     elif method == DICHOTOMY:
-        r = dichotomy(robot, scene, sc, buf, q0, q1, pad, eta, check_start, use_cache, budget)
+        r = dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget)
     else:
-        r = advance(robot, scene, sc, buf, q0, q1, pad, eta, check_start, use_cache, budget)
+        r = advance(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget)
     out[0] = r[0]
     out[1] = r[1]
     out[2] = r[2]

@@ -290,8 +290,9 @@ def _tally(sc, nbv, npair, r):
     return r
 
 
-@hot_kernel
-def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, ranges, bound, flag, sc, depth):
+def traverse_body(
+    scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, ranges, bound, flag, sc, depth
+):
     """Query primitives ``i0 <= i < i1`` of the block (qtab, qposes, qlo, qhi) against the
     scene, starting from stack entries in ``seeds (k, 2)``: for query primitive i the rows
     ``ranges[i, 0]:ranges[i, 1]`` when ``ranges (n, 2)`` has rows, else all k rows; the root
@@ -562,6 +563,11 @@ def traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, ranges, bound, 
                 warm_keep(warm, ws, slot, i, p)
                 gbest, arg, rec = _keep(best, o, tmp, b, per_object, gbest, arg, rec)
     return _tally(sc, nbv, npair, _finish(mode, per_object, best, arg, rec, n))
+
+
+# `traverse` compiled on its own; callers that pass it many arrays per call compile the
+# same body into themselves (`inline_kernel(traverse_body)`: kernels/checker.py).
+traverse = hot_kernel(traverse_body)
 
 
 @hot_kernel
