@@ -46,6 +46,7 @@ from .traversal import (
     LEAVES,
     NONE,
     OVERFLOW,
+    traverse,
     traverse_body,
     warm_keep,
     warm_start,
@@ -121,7 +122,7 @@ COLLISION = 1
 BAD_Q = 2  # 2 + k: q[k] is not finite; 2 + dof + k: q[k] is outside its limits
 
 
-@inline_kernel
+@kernel
 def robot_at(hm):
     """The CheckRobot of the model table hm."""
     model, k = robot_model_at(hm, 0)
@@ -146,7 +147,7 @@ def robot_at(hm):
     )
 
 
-@inline_kernel
+@kernel
 def scene_rows(hm):
     """The row of hm where the scene starts (after the robot's)."""
     _, k = robot_model_at(hm, 0)
@@ -156,7 +157,7 @@ def scene_rows(hm):
     return j + 3
 
 
-@inline_kernel
+@kernel
 def work_at(hw):
     """The (Scratch, CheckBuffers) of the workspace table hw."""
     sc, k = scratch_at(hw, 0)
@@ -190,7 +191,7 @@ def work_at(hw):
     return sc, buf
 
 
-@inline_kernel
+@kernel
 def unpack(hm, hw):
     """(robot, scene, scratch, buffers) from the model table hm and workspace table hw."""
     scene, _ = flat_scene_at(hm, scene_rows(hm))
@@ -291,7 +292,7 @@ def _capsule_gap(cap_w0, cap_w1, params, ia, ib):
 # ---------------------------------------------------------------------------------------
 # the scene traversal, compiled into its callers here (module doc)
 
-_traverse = inline_kernel(traverse_body)
+_traverse = traverse  # inline_kernel(traverse_body)
 
 # which rows of the robot a traversal queries with
 CAPSULES = 0  # the pieces' bounding capsules (posed by buf.cap_poses)

@@ -22,7 +22,7 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic, overload
 
-from ._jit import inline_kernel
+from ._jit import kernel
 from .bvh import FlatBVH
 from .fk import RobotModel
 from .layout import ShapeTable
@@ -54,37 +54,37 @@ def _as_pointer_typed(addr, dtype):
     return lambda addr, dtype: _int_to_pointer(addr, dtype)
 
 
-@inline_kernel
+@kernel
 def f64_1(h, k):
     return numba.carray(as_pointer(h[k, 0], np.float64), (h[k, 2],))
 
 
-@inline_kernel
+@kernel
 def f64_2(h, k):
     return numba.carray(as_pointer(h[k, 0], np.float64), (h[k, 2], h[k, 3]))
 
 
-@inline_kernel
+@kernel
 def f64_3(h, k):
     return numba.carray(as_pointer(h[k, 0], np.float64), (h[k, 2], h[k, 3], h[k, 4]))
 
 
-@inline_kernel
+@kernel
 def i32_1(h, k):
     return numba.carray(as_pointer(h[k, 0], np.int32), (h[k, 2],))
 
 
-@inline_kernel
+@kernel
 def i32_2(h, k):
     return numba.carray(as_pointer(h[k, 0], np.int32), (h[k, 2], h[k, 3]))
 
 
-@inline_kernel
+@kernel
 def i64_1(h, k):
     return numba.carray(as_pointer(h[k, 0], np.int64), (h[k, 2],))
 
 
-@inline_kernel
+@kernel
 def u8_1(h, k):
     return numba.carray(as_pointer(h[k, 0], np.uint8), (h[k, 2],))
 
@@ -145,7 +145,7 @@ def array_table(row_list) -> np.ndarray:
     return table
 
 
-@inline_kernel
+@kernel
 def shape_table_at(h, k):
     """The ShapeTable at rows k.. of h; returns (table, next row)."""
     t = ShapeTable(
@@ -162,7 +162,7 @@ def shape_table_at(h, k):
     return t, k + 9
 
 
-@inline_kernel
+@kernel
 def flat_scene_at(h, k):
     """The FlatScene at rows k.. of h; returns (scene, next row)."""
     tab, k = shape_table_at(h, k)
@@ -199,7 +199,7 @@ def flat_scene_at(h, k):
     return s, k + 24
 
 
-@inline_kernel
+@kernel
 def robot_model_at(h, k):
     """The RobotModel at rows k.. of h; returns (model, next row)."""
     m = RobotModel(
@@ -216,7 +216,7 @@ def robot_model_at(h, k):
     return m, k + 9
 
 
-@inline_kernel
+@kernel
 def scratch_at(h, k):
     """The Scratch at rows k.. of h; returns (scratch, next row)."""
     s = Scratch(
