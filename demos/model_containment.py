@@ -29,15 +29,15 @@ import numpy as np
 
 def _outside(pieces: list, points: np.ndarray) -> tuple[float, float]:
     """(worst distance outside the union of `pieces` in metres, 0 if none; share outside)."""
-    from scipy.spatial import ConvexHull
-
     import planning_collision as pc
     from planning_collision.kernels.tolerances import CONTAIN_TOL
+    from planning_collision.robot.convexify import hull_planes
 
     viol = np.full(len(points), np.inf)
     for p in pieces:
-        eq = ConvexHull(p).equations
-        viol = np.minimum(viol, (points @ eq[:, :3].T + eq[:, 3]).max(axis=1))
+        eq = hull_planes(p)  # a flat piece (a planar mesh component) gets its polygon's planes
+        if len(eq):
+            viol = np.minimum(viol, (points @ eq[:, :3].T + eq[:, 3]).max(axis=1))
     out = np.flatnonzero(viol > CONTAIN_TOL)
     if not len(out):
         return 0.0, 0.0

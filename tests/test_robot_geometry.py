@@ -48,8 +48,9 @@ def _hull_equations(points):
 
 
 def _piece_planes(robot, link):
-    """[(A (k, 3), b (k,))] facet planes of each Convex piece of `link`, in the link frame:
-    inside where A x + b <= 0."""
+    """[(A (k, 3), b (k,), lo (3,), hi (3,))] facet planes of each Convex piece of `link`,
+    in the link frame (inside where A x + b <= 0), and the piece's bounding box there (a
+    point outside the box is outside the piece: the box only saves work)."""
     out = []
     for p in robot.pieces:
         if p.link != link:
@@ -59,7 +60,8 @@ def _piece_planes(robot, link):
         R, t = p.pose[:3, :3], p.pose[:3, 3]
         A = eq[:, :3] @ R.T  # plane normals rotated into the link frame
         b = eq[:, 3] - A @ t
-        out.append((A, b))
+        pts = np.asarray(p.shape.points) @ R.T + t
+        out.append((A, b, pts.min(axis=0), pts.max(axis=0)))
     return out
 
 
@@ -85,11 +87,17 @@ def _max_plane_violation(points, A, b, chunk=20_000):
     return out
 
 
+def _in_box(lo_pts, hi_pts, lo, hi):
+    return ((lo_pts >= lo - TOL) & (hi_pts <= hi + TOL)).all(axis=1)
+
+
 def _outside_all(points, planes):
-    """For each point, its least violation over the pieces (<= TOL: inside one of them)."""
+    """For each point, its least violation over the pieces whose box holds it (<= TOL:
+    inside one of them; inf: in no piece's box)."""
     worst = np.full(len(points), np.inf)
-    for A, b in planes:
-        worst = np.minimum(worst, _max_plane_violation(points, A, b))
+    for A, b, lo, hi in planes:
+        k = np.flatnonzero(_in_box(points, points, lo, hi))
+        worst[k] = np.minimum(worst[k], _max_plane_violation(points[k], A, b))
     return worst
 
 
@@ -99,10 +107,12 @@ def _triangles_left_uncovered(tris, planes, max_depth=MAX_DEPTH):
     cur = tris
     for depth in range(max_depth + 1):
         inside = np.zeros(len(cur), bool)
-        for A, b in planes:
+        for A, b, lo, hi in planes:
             todo = np.flatnonzero(~inside)
             if not len(todo):
                 break
+            t = cur[todo]
+            todo = todo[_in_box(t.min(axis=1), t.max(axis=1), lo, hi)]
             v = _max_plane_violation(cur[todo].reshape(-1, 3), A, b).reshape(-1, 3).max(axis=1)
             inside[todo[v <= TOL]] = True
         cur = cur[~inside]
@@ -151,7 +161,11 @@ def test_points_sampled_on_every_mesh_surface_are_inside_the_link_model(name):
 
 
 def _planes_of(pieces):
-    return [(e[:, :3], e[:, 3]) for e in (ConvexHull(p).equations for p in pieces)]
+    out = []
+    for p in pieces:
+        e = ConvexHull(p).equations
+        out.append((e[:, :3], e[:, 3], p.min(axis=0), p.max(axis=0)))
+    return out
 
 
 def test_the_vertex_repair_alone_leaves_surface_outside_and_the_cover_fixes_it():
