@@ -4,7 +4,7 @@
 
     import robots
 
-    robots.available()                 # ['free_flyer', 'panda', 'planar_arm', 'ur5']
+    robots.available()   # ['free_flyer', 'kinova', 'panda', 'planar_arm', 'ur5', 'xarm7']
     panda = robots.load("panda")       # 7 arm joints; fingers held at 0.04 m
     panda = robots.load("panda", fixed_joints={"panda_finger_joint1": 0.065,
                                                "panda_finger_joint2": 0.065})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import time
 from importlib import metadata
 
@@ -94,7 +95,10 @@ def main(argv=None) -> int:
     p.add_argument("names", nargs="*", help="robots to rebuild (default: all)")
     p.add_argument("--samples", type=int, default=10_000)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("-q", "--quiet", action="store_true", help="no per-link progress lines")
     a = p.parse_args(argv)
+    if not a.quiet:  # the builders log each link and each block of ACM samples at INFO
+        logging.basicConfig(level=logging.INFO, format="%(message)s")
     for name in a.names or robots.available():
         s = build(name, a.samples, a.seed)
         print(

@@ -1,4 +1,5 @@
-"""Shared test set-up: hypothesis profiles, seeded randomness, the shared/ data path."""
+"""Shared test set-up: hypothesis profiles, seeded randomness, the shared/ data path, and a
+session directory for the robot model cache (tests never write to the user's cache)."""
 
 import os
 from pathlib import Path
@@ -22,6 +23,23 @@ settings.register_profile(
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def robot_cache_dir(tmp_path_factory) -> Path:
+    """The per-user robot model cache, pointed at a directory of this test session
+    (``$PLANNING_COLLISION_CACHE``; robot/cache.py), so tests neither read a stale model
+    from the user's cache nor leave files in it."""
+    from planning_collision.robot.cache import CACHE_ENV
+
+    d = tmp_path_factory.mktemp("robot-cache")
+    old = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(d)
+    yield d
+    if old is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = old
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ import pytest
         ),
         ("oracle_sweep", ["--pairs", "3", "--jobs", "1"]),
         ("cold_start", ["--list"]),
+        ("model_containment", ["--robots", "free_flyer", "--samples", "500"]),
     ],
 )
 def test_demo_runs_and_returns_zero(name, argv, capsys):

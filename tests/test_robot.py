@@ -244,11 +244,11 @@ def test_batch_self_collision_counts_agree_with_the_public_queries(planar, rng):
     assert counts.sum() > 0  # the test sees collisions, not only free states
 
 
-@pytest.mark.parametrize("name", ["planar_arm", "panda"])
+@pytest.mark.parametrize("name", ["planar_arm", "panda", "kinova", "xarm7"])
 def test_stored_acm_is_what_sampling_gives(name):
     """The registry's ACM is reproducible: rerunning the sampling recipe recorded in the
     config (10,000 samples, its seed and sampled ranges) gives the same matrix."""
-    if name == "panda":
+    if name != "planar_arm":
         _erd()
     cfg = robots.config(name)["acm"]
     assert cfg["samples"] >= 10_000
@@ -278,14 +278,16 @@ def test_registry_overrides_can_activate_a_held_joint():
 
 
 def test_registry_lists_and_loads_every_robot():
-    assert {"panda", "ur5", "planar_arm", "free_flyer"} <= set(robots.available())
+    assert {"panda", "ur5", "kinova", "xarm7", "planar_arm", "free_flyer"} <= set(
+        robots.available()
+    )
     with pytest.raises(ValueError, match="unknown robot 'r2d2'"):
         robots.load("r2d2")
 
 
-@pytest.mark.parametrize("name", ["panda", "ur5", "planar_arm", "free_flyer"])
+@pytest.mark.parametrize("name", ["panda", "ur5", "kinova", "xarm7", "planar_arm", "free_flyer"])
 def test_registry_robot_loads_from_its_committed_cache_without_rebuilding(name, monkeypatch):
-    if name in ("panda", "ur5"):
+    if name not in ("planar_arm", "free_flyer"):
         _erd()
     import planning_collision.robot.geometry as G
 

@@ -7,17 +7,24 @@
 - `load_mbm(path) -> ProblemSet`: a MotionBenchMaker problem file (name, start, goals,
   fixed joints and the obstacle records of each problem).
 - URDF: `planning_collision.io.urdf` (used by `Robot.from_urdf`).
+- `read_srdf(path, link_names=None) -> SRDFData`: a MoveIt SRDF's ``disable_collisions``
+  pairs (`Robot.from_urdf(..., srdf=path)` allows them).
 """
 
 from .mbm import Problem, ProblemSet, load_mbm
 from .scene_files import ObstacleRecord, load_mesh_file, load_scene, save_scene
+from .srdf import DisabledCollision, SRDFData, SRDFError, read_srdf
 
 __all__ = [
+    "DisabledCollision",
     "ObstacleRecord",
     "Problem",
     "ProblemSet",
+    "SRDFData",
+    "SRDFError",
     "load_mbm",
     "load_mesh_file",
     "load_scene",
+    "read_srdf",
     "save_scene",
 ]

@@ -3,7 +3,8 @@ bounds, and the runtime `Robot` (robot/robot.py says how they fit together)."""
 
 from ..kernels.fk import RobotModel
 from .acm import AllowedCollisionMatrix
-from .geometry import GEOMETRY_VERSION, CollisionModel, LinkPiece, convexify_mesh
+from .convexify import convexify_mesh, decompose_mesh
+from .geometry import GEOMETRY_VERSION, CollisionModel, LinkPiece
 from .kinematics import KinematicTree
 from .robot import Robot
 
@@ -16,4 +17,5 @@ __all__ = [
     "Robot",
     "RobotModel",
     "convexify_mesh",
+    "decompose_mesh",
 ]

@@ -3,18 +3,39 @@
 Adjacent links (a link and its nearest ancestor that has geometry, as MoveIt) are allowed
 when a robot is built. `sample_acm` adds MoveIt setup-assistant pairs: colliding in the
 default configuration, colliding in >= 95 % of random samples ("always"), or in none of
->= 10,000 ("never").
+>= 10,000 ("never"). `cached_sample_acm` does the same through the on-disk cache
+(robot/cache.py), keyed by the robot's geometry key, its joints and limits and the sampling
+settings, so a user's robot pays the sampling once.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 import time
 
 import numpy as np
 
-__all__ = ["ALWAYS_FRACTION", "AllowedCollisionMatrix", "adjacent_pairs", "sample_acm"]
+from .cache import resolve_cache_dir, write_cache_file
+from .progress import Progress
+
+__all__ = [
+    "ACM_SAMPLES",
+    "ALWAYS_FRACTION",
+    "AllowedCollisionMatrix",
+    "adjacent_pairs",
+    "cached_sample_acm",
+    "sample_acm",
+]
+
+log = logging.getLogger(__name__)
 
 ALWAYS_FRACTION = 0.95  # MoveIt setup assistant's default for "always in collision"
+ACM_SAMPLES = 10_000  # MoveIt setup assistant's default sampling density
+# Bump when sampling changes what it allows: cached matrices then miss.
+ACM_VERSION = 1
+_CHUNKS = 10  # sampling is reported in this many steps
 
 
 class AllowedCollisionMatrix:
@@ -87,20 +108,38 @@ def adjacent_pairs(parent, has_geometry) -> list[tuple[int, int]]:
     return out
 
 
-def sample_acm(robot, n_samples: int, seed: int, always_fraction: float, default_q) -> dict:
+def _default_q(robot, default_q) -> np.ndarray:
+    if default_q is None:
+        return np.clip(np.zeros(robot.dof), robot.lower, robot.upper)
+    return robot.validate_q(default_q, "default_q")
+
+
+def sample_acm(
+    robot,
+    n_samples: int = ACM_SAMPLES,
+    seed: int = 0,
+    always_fraction: float = ALWAYS_FRACTION,
+    default_q=None,
+    progress=None,
+) -> dict:
     """MoveIt setup-assistant sampling on `robot` (a `Robot`): add "default", "always" and
-    "never" pairs to its ACM. Returns a summary {reason: count, "samples": n, "seconds": t}."""
+    "never" pairs to its ACM. Returns a summary {reason: count, "samples": n, "seconds": t}.
+    `progress`: see robot/progress.py (the samples in ten steps)."""
     if n_samples < 1:
         raise ValueError(f"n_samples must be >= 1, got {n_samples}")
     pairs = robot.self_collision_pairs()
-    q_def = (
-        np.clip(np.zeros(robot.dof), robot.lower, robot.upper)
-        if default_q is None
-        else robot.validate_q(default_q)
-    )
+    q_def = _default_q(robot, default_q)
     t0 = time.perf_counter()
     default = robot.count_self_collisions(q_def, pairs)
-    counts = robot.count_self_collisions(robot.random_configurations(n_samples, seed), pairs)
+    Q = robot.random_configurations(n_samples, seed)
+    counts = np.zeros(len(pairs), np.int64)
+    bounds = np.linspace(0, n_samples, min(_CHUNKS, n_samples) + 1).astype(int)
+    desc = f"allowed-collision matrix of {robot.name!r} ({len(pairs)} pairs)"
+    with Progress(progress, len(bounds) - 1, desc, log) as prog:
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+            prog.step(f"configurations {a + 1}-{b} of {n_samples}")
+            counts += robot.count_self_collisions(Q[a:b], pairs)
+        prog.summary = f"{n_samples} configurations in {time.perf_counter() - t0:.1f} s"
     dt = time.perf_counter() - t0
     summary = {"default": 0, "always": 0, "never": 0, "checked": 0}
     names = robot.link_names
@@ -118,3 +157,53 @@ def sample_acm(robot, n_samples: int, seed: int, always_fraction: float, default
         robot.acm.allow(names[a], names[b], why)
     summary.update(samples=int(n_samples), seed=int(seed), seconds=dt)
     return summary
+
+
+def _acm_key(robot, n_samples, seed, always_fraction, q_def) -> str:
+    desc = {
+        "version": ACM_VERSION,
+        "geometry": robot.geometry_key,
+        "joints": list(robot.joint_names),
+        "lower": [float(x) for x in robot.lower],
+        "upper": [float(x) for x in robot.upper],
+        "held": {k: float(v) for k, v in sorted(robot.held_joints.items())},
+        "start": robot.acm.entries(),
+        "samples": int(n_samples),
+        "seed": int(seed),
+        "always": float(always_fraction),
+        "default_q": [float(x) for x in q_def],
+    }
+    return hashlib.sha256(json.dumps(desc, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def cached_sample_acm(
+    robot,
+    cache_dir=None,
+    n_samples: int = ACM_SAMPLES,
+    seed: int = 0,
+    always_fraction: float = ALWAYS_FRACTION,
+    default_q=None,
+    progress=None,
+) -> dict:
+    """`sample_acm` through the on-disk cache (``acm-<key>.json`` beside the geometry cache;
+    `cache_dir` as in robot/cache.py). The summary says ``"cached": True`` when read back."""
+    q_def = _default_q(robot, default_q)
+    key = _acm_key(robot, n_samples, seed, always_fraction, q_def)
+    d = resolve_cache_dir(cache_dir)
+    f = None if d is None else d / f"acm-{key}.json"
+    if f is not None and f.is_file():
+        try:
+            got = json.loads(f.read_text(encoding="utf-8"))
+            if got.get("key") == key:
+                for a, b, why in got["allowed"]:
+                    robot.acm.allow(a, b, why)
+                return dict(got["summary"], cached=True)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            log.warning("ignoring the unreadable ACM cache %s (%s); sampling again", f, e)
+    before = {(a, b) for a, b, _ in robot.acm.entries()}
+    summary = sample_acm(robot, n_samples, seed, always_fraction, q_def, progress)
+    added = [e for e in robot.acm.entries() if (e[0], e[1]) not in before]
+    if f is not None:
+        text = json.dumps({"key": key, "summary": summary, "allowed": added}, indent=1)
+        write_cache_file(f, lambda fh: fh.write(text.encode("utf-8")))
+    return dict(summary, cached=False)

@@ -1,13 +1,12 @@
 """Link collision geometry: URDF collision elements -> convex pieces, and their cache.
 
-URDF boxes, cylinders and spheres stay primitives. A mesh is split into connected
-components; a component whose convex hull is within ``hull_ratio`` of its volume becomes its
-hull, any other is decomposed (V-HACD through trimesh/vhacdx) and then *repaired*: every
-mesh vertex outside all pieces is added to the piece it violates least, so the model
-contains every mesh vertex. ``volume_report`` gives mesh and model volumes per link.
+URDF boxes, cylinders and spheres stay primitives. A mesh becomes convex pieces whose union
+contains its whole surface (robot/convexify.py: hulls of near-convex components, V-HACD
+pieces of the others, grown until every triangle lies inside the pieces). The report gives,
+per link, the mesh and model volumes and the volume the surface cover added.
 
-The result is cached as ``geometry-<hash>.npz``, keyed by the URDF and mesh file contents
-and the build settings (`load_link_geometry`).
+The result is cached as ``geometry-<hash>.npz``, keyed by the URDF and mesh file contents,
+`GEOMETRY_VERSION` and the build settings (`load_link_geometry`; robot/cache.py says where).
 """
 
 from __future__ import annotations
@@ -16,6 +15,8 @@ import dataclasses
 import hashlib
 import logging
 import math
+import time
+import zipfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -25,7 +26,9 @@ import numpy.typing as npt
 from ..geometry import Box, Convex, Cylinder, Shape, Sphere, shape_table
 from ..io.urdf import URDFData, URDFLinkError
 from ..kernels import layout as L
-from ..kernels.tolerances import CONTAIN_TOL
+from .cache import resolve_cache_dir, write_cache_file
+from .convexify import decompose_mesh, hull_volume, pieces_volume
+from .progress import Progress
 
 __all__ = [
     "GEOMETRY_VERSION",
@@ -33,18 +36,17 @@ __all__ = [
     "LinkPiece",
     "build_link_geometry",
     "collision_model",
-    "convexify_mesh",
     "link_radii",
     "load_link_geometry",
+    "read_collision_mesh",
     "shape_volume",
 ]
 
 log = logging.getLogger(__name__)
 
 # Bump when the geometry builder changes what it produces: old caches then miss.
-GEOMETRY_VERSION = 2
-# A mesh component whose hull is below this fraction of the mesh's volume is taken as its hull.
-SMALL_COMPONENT = 0.02
+# 3: pieces contain the whole mesh surface, not only its vertices (robot/convexify.py).
+GEOMETRY_VERSION = 3
 
 
 class CollisionModel(NamedTuple):
@@ -64,95 +66,6 @@ class LinkPiece:
     pose: np.ndarray  # (4, 4) T_link_piece
 
 
-def _hull_eq(points: np.ndarray) -> np.ndarray | None:
-    """Facet planes (k, 4) with unit normals, inside where n.x + c <= 0; None if flat."""
-    from scipy.spatial import ConvexHull, QhullError
-
-    try:
-        return ConvexHull(points).equations
-    except QhullError:
-        return None
-
-
-def _violation(eq: np.ndarray | None, points: np.ndarray, verts: np.ndarray) -> np.ndarray:
-    """How far each of `verts` lies outside the hull (<= 0 inside); inf for a flat hull
-    unless the vertex is one of its points."""
-    if eq is None:
-        d = np.linalg.norm(verts[:, None, :] - points[None, :, :], axis=2).min(axis=1)
-        return np.where(d <= CONTAIN_TOL, 0.0, np.inf)
-    return (verts @ eq[:, :3].T + eq[:, 3]).max(axis=1)
-
-
-def _hull_vertices(points: np.ndarray) -> np.ndarray:
-    from scipy.spatial import ConvexHull, QhullError
-
-    try:
-        return np.ascontiguousarray(points[ConvexHull(points).vertices])
-    except QhullError:
-        return np.unique(points, axis=0)
-
-
-def _hull_volume(points: np.ndarray) -> float:
-    from scipy.spatial import ConvexHull, QhullError
-
-    try:
-        return float(ConvexHull(points).volume)
-    except QhullError:
-        return 0.0
-
-
-def convexify_mesh(vertices, faces, hull_ratio: float = 1.1, max_pieces: int = 12):
-    """Convex pieces whose union contains the mesh (vertices (n, 3), faces (m, 3)).
-
-    Returns ``(pieces, mesh_volume)``: a list of (k, 3) point arrays (hull vertices of each
-    piece, mesh frame) and the mesh's enclosed volume (|signed volume|; the hull's for an
-    open mesh). Components whose hull is within `hull_ratio` of their volume are taken as
-    hulls; others are decomposed by V-HACD (at most `max_pieces` pieces) and repaired so
-    that every vertex of the component lies inside or on a piece.
-    """
-    import trimesh
-
-    mesh = trimesh.Trimesh(np.asarray(vertices, float), np.asarray(faces, np.int64), process=True)
-    watertight = bool(mesh.is_watertight)
-    mesh_volume = abs(float(mesh.volume)) if watertight else _hull_volume(mesh.vertices)
-    pieces = []
-    for comp in mesh.split(only_watertight=False):
-        v = np.asarray(comp.vertices, float)
-        hv = _hull_volume(v)
-        cv = abs(float(comp.volume)) if comp.is_watertight else 0.0
-        # small components (screws, inverted cavity shells) are not worth decomposing:
-        # their hull adds at most a few percent of the link's volume
-        small = hv <= SMALL_COMPONENT * mesh_volume
-        if hv == 0.0 or cv == 0.0 or small or hv <= hull_ratio * cv:
-            pieces.append(_hull_vertices(v))
-            continue
-        try:
-            parts = comp.convex_decomposition(maxConvexHulls=max_pieces)
-        except ImportError as e:
-            raise ImportError(
-                "decomposing a non-convex link mesh needs V-HACD: pip install vhacdx"
-            ) from e
-        if isinstance(parts, trimesh.Trimesh):
-            parts = [parts]
-        cand = [
-            _hull_vertices(np.asarray(p.vertices, float)) for p in parts if len(p.vertices) >= 4
-        ]
-        if not cand:
-            pieces.append(_hull_vertices(v))
-            continue
-        # repair: V-HACD pieces approximate the component and may leave vertices out
-        eqs = [_hull_eq(c) for c in cand]
-        viol = np.stack([_violation(e, c, v) for e, c in zip(eqs, cand, strict=True)], axis=1)
-        outside = viol.min(axis=1) > CONTAIN_TOL
-        if outside.any():
-            owner = viol[outside].argmin(axis=1)
-            outv = v[outside]
-            for k in np.unique(owner):
-                cand[k] = _hull_vertices(np.concatenate([cand[k], outv[owner == k]]))
-        pieces.extend(cand)
-    return pieces, mesh_volume
-
-
 def shape_volume(s: Shape) -> float:
     if isinstance(s, Box):
         return float(np.prod(s.extents))
@@ -161,7 +74,7 @@ def shape_volume(s: Shape) -> float:
     if isinstance(s, Sphere):
         return 4.0 / 3.0 * math.pi * s.radius**3
     if isinstance(s, Convex) and s.radius == 0.0:
-        return _hull_volume(np.asarray(s.points))
+        return hull_volume(np.asarray(s.points))
     raise TypeError(f"no volume for {type(s).__name__}")
 
 
@@ -181,61 +94,102 @@ def _geometry_key(data: URDFData, hull_ratio: float, max_pieces: int) -> str:
     return h.hexdigest()[:20]
 
 
-def build_link_geometry(data: URDFData, hull_ratio: float = 1.1, max_pieces: int = 12):
-    """(pieces: list[LinkPiece], report: {link: {"mesh_volume", "model_volume"}})."""
+def read_collision_mesh(data: URDFData, link: str, c) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices (n, 3) scaled, in the mesh frame; faces (m, 3)) of collision element `c`
+    of `link`, read as stored (no vertex merging). URDFLinkError on an unreadable or empty
+    file."""
     import trimesh
 
+    try:
+        m = trimesh.load(c.filename, force="mesh", process=False)
+    except Exception as e:  # trimesh raises many kinds on a bad file
+        raise URDFLinkError(
+            f"{data.path}: link {link!r}: cannot read mesh {c.filename!r}: {e}"
+        ) from e
+    if len(m.faces) == 0:
+        raise URDFLinkError(f"{data.path}: link {link!r}: mesh {c.filename!r} has no faces")
+    v = np.asarray(m.vertices, float) * np.asarray(c.scale, float)
+    return v, np.asarray(m.faces, np.int64)
+
+
+def _primitive(c) -> Shape:
+    if c.kind == "box":
+        return Box(c.size)
+    if c.kind == "cylinder":
+        return Cylinder(*c.size)
+    return Sphere(c.size[0])
+
+
+def _link_pieces(data: URDFData, lk, hull_ratio: float, max_pieces: int):
+    """(pieces of link `lk`, its report row)."""
+    pieces: list[LinkPiece] = []
+    mesh_vol = model_vol = vertex_vol = 0.0
+    has_mesh = False
+    for c in lk.collisions:
+        if c.kind != "mesh":
+            s = _primitive(c)
+            pieces.append(LinkPiece(lk.name, s, c.origin.copy()))
+            vol = shape_volume(s)
+            mesh_vol, model_vol, vertex_vol = mesh_vol + vol, model_vol + vol, vertex_vol + vol
+            continue
+        has_mesh = True
+        v, f = read_collision_mesh(data, lk.name, c)
+        got = decompose_mesh(v, f, hull_ratio, max_pieces)
+        mesh_vol += got.mesh_volume
+        vertex_vol += pieces_volume(got.vertex_pieces)
+        for p in got.pieces:
+            ctr = 0.5 * (p.min(axis=0) + p.max(axis=0))
+            s = Convex(p - ctr)
+            pieces.append(LinkPiece(lk.name, s, c.origin @ _translation(ctr)))
+            model_vol += shape_volume(s)
+    row = {
+        "mesh_volume": mesh_vol,
+        "model_volume": model_vol,
+        "has_mesh": has_mesh,
+        "vertex_model_volume": vertex_vol,
+    }
+    return pieces, row
+
+
+def build_link_geometry(
+    data: URDFData,
+    hull_ratio: float = 1.1,
+    max_pieces: int = 12,
+    progress=None,
+    label: str | None = None,
+):
+    """(pieces: list[LinkPiece], report: {link: {"mesh_volume", "model_volume", "has_mesh",
+    "vertex_model_volume"}}). ``vertex_model_volume`` is what the model would be with the
+    vertex repair alone (robot/convexify.py): ``model_volume`` minus it is what containing
+    the whole surface added. `progress`: see robot/progress.py (one step per link);
+    `label` names the robot in progress messages (default: the URDF's name)."""
     pieces: list[LinkPiece] = []
     report: dict[str, dict] = {}
-    for lk in data.links.values():
-        mesh_vol = model_vol = 0.0
-        has_mesh = False
-        for c in lk.collisions:
-            if c.kind == "box":
-                s = Box(c.size)
-                pieces.append(LinkPiece(lk.name, s, c.origin.copy()))
-            elif c.kind == "cylinder":
-                s = Cylinder(*c.size)
-                pieces.append(LinkPiece(lk.name, s, c.origin.copy()))
-            elif c.kind == "sphere":
-                s = Sphere(c.size[0])
-                pieces.append(LinkPiece(lk.name, s, c.origin.copy()))
-            else:
-                has_mesh = True
-                try:
-                    m = trimesh.load(c.filename, force="mesh", process=False)
-                except Exception as e:  # trimesh raises many kinds on a bad file
-                    raise URDFLinkError(
-                        f"{data.path}: link {lk.name!r}: cannot read mesh {c.filename!r}: {e}"
-                    ) from e
-                if len(m.faces) == 0:
-                    raise URDFLinkError(
-                        f"{data.path}: link {lk.name!r}: mesh {c.filename!r} has no faces"
-                    )
-                v = np.asarray(m.vertices, float) * np.asarray(c.scale, float)
-                parts, mv = convexify_mesh(v, m.faces, hull_ratio, max_pieces)
-                mesh_vol += mv
-                for p in parts:
-                    ctr = 0.5 * (p.min(axis=0) + p.max(axis=0))
-                    s = Convex(p - ctr)
-                    pieces.append(LinkPiece(lk.name, s, c.origin @ _translation(ctr)))
-                    model_vol += shape_volume(s)
-                continue
-            model_vol += shape_volume(s)
-            mesh_vol += shape_volume(s)
-        if lk.collisions:
-            report[lk.name] = {
-                "mesh_volume": mesh_vol,
-                "model_volume": model_vol,
-                "has_mesh": has_mesh,
-            }
+    links = [lk for lk in data.links.values() if lk.collisions]
+    t0 = time.perf_counter()
+    desc = f"link models of {(label or data.name)!r}"
+    with Progress(progress, len(links), desc, log) as prog:
+        for lk in links:
+            kinds = [c.kind for c in lk.collisions]
+            n_mesh = kinds.count("mesh")
+            what = f"{n_mesh} mesh(es) to convexify" if n_mesh else "primitives"
+            prog.step(f"link {lk.name!r}: {what}")
+            got, report[lk.name] = _link_pieces(data, lk, hull_ratio, max_pieces)
+            pieces.extend(got)
+        prog.summary = (
+            f"{len(links)} links, {len(pieces)} pieces in {time.perf_counter() - t0:.1f} s"
+        )
     return pieces, report
 
 
 _KIND_OF = {Sphere: L.SPHERE, Box: L.BOX, Cylinder: L.CYLINDER, Convex: L.CONVEX}
 
 
-def _save_geometry(path: Path, key: str, pieces, report) -> None:
+_REPORT_COLUMNS = ("mesh_volume", "model_volume", "has_mesh", "vertex_model_volume")
+
+
+def _save_geometry(f, key: str, pieces, report) -> None:
+    """Write the npz to the open binary file `f`."""
     n = len(pieces)
     params = np.zeros((n, 3))
     kinds = np.zeros(n, np.int32)
@@ -255,7 +209,7 @@ def _save_geometry(path: Path, key: str, pieces, report) -> None:
         pstart[i + 1] = pstart[i] + (len(s.points) if isinstance(s, Convex) else 0)
     rl = sorted(report)
     np.savez_compressed(
-        path,
+        f,
         key=np.array(key),
         link=np.array([pc.link for pc in pieces]),
         kind=kinds,
@@ -265,11 +219,8 @@ def _save_geometry(path: Path, key: str, pieces, report) -> None:
         points=np.concatenate(pts) if pts else np.zeros((0, 3)),
         report_link=np.array(rl),
         report=np.array(
-            [
-                [report[k]["mesh_volume"], report[k]["model_volume"], report[k]["has_mesh"]]
-                for k in rl
-            ]
-        ).reshape(-1, 3),
+            [[float(report[k][c]) for c in _REPORT_COLUMNS] for k in rl], np.float64
+        ).reshape(-1, len(_REPORT_COLUMNS)),
     )
 
 
@@ -291,36 +242,43 @@ def _load_geometry(path: Path, key: str):
                 s = Convex(z["points"][z["pstart"][i] : z["pstart"][i + 1]])
             pieces.append(LinkPiece(str(link), s, np.array(z["pose"][i])))
         report = {
-            str(n): {
-                "mesh_volume": float(r[0]),
-                "model_volume": float(r[1]),
-                "has_mesh": bool(r[2]),
-            }
+            str(n): {c: float(x) for c, x in zip(_REPORT_COLUMNS, r, strict=True)}
             for n, r in zip(z["report_link"], z["report"], strict=True)
         }
+        for row in report.values():
+            row["has_mesh"] = bool(row["has_mesh"])
     return pieces, report
 
 
 def load_link_geometry(
-    data: URDFData, cache_dir=None, hull_ratio: float = 1.1, max_pieces: int = 12
+    data: URDFData,
+    cache_dir=None,
+    hull_ratio: float = 1.1,
+    max_pieces: int = 12,
+    progress=None,
+    label: str | None = None,
 ):
-    """`build_link_geometry`, through the on-disk cache in `cache_dir` when given.
-    Returns (pieces, report, key)."""
+    """`build_link_geometry` through the on-disk cache. Returns (pieces, report, key).
+
+    `cache_dir`: None for the per-user cache, a directory, or False for none
+    (robot/cache.py). A cached model loads quietly; an unreadable cache file is rebuilt and
+    an unwritable directory only logs a warning.
+    """
     key = _geometry_key(data, hull_ratio, max_pieces)
-    if cache_dir is None:
-        return (*build_link_geometry(data, hull_ratio, max_pieces), key)
-    cache_dir = Path(cache_dir)
-    f = cache_dir / f"geometry-{key}.npz"
-    if f.is_file():
-        got = _load_geometry(f, key)
+    d = resolve_cache_dir(cache_dir)
+    f = None if d is None else d / f"geometry-{key}.npz"
+    if f is not None and f.is_file():
+        try:
+            got = _load_geometry(f, key)
+        except (OSError, ValueError, KeyError, IndexError, EOFError, zipfile.BadZipFile) as e:
+            log.warning("ignoring the unreadable geometry cache %s (%s); rebuilding", f, e)
+            got = None
         if got is not None:
+            log.debug("link models of %r from %s", label or data.name, f)
             return (*got, key)
-    pieces, report = build_link_geometry(data, hull_ratio, max_pieces)
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        _save_geometry(f, key, pieces, report)
-    except OSError as e:
-        log.warning("could not write the geometry cache %s: %s", f, e)
+    pieces, report = build_link_geometry(data, hull_ratio, max_pieces, progress, label)
+    if f is not None and write_cache_file(f, lambda fh: _save_geometry(fh, key, pieces, report)):
+        log.info("link models of %r cached in %s", label or data.name, f)
     return pieces, report, key
 
 

@@ -6,6 +6,9 @@
     from planning_collision import Robot
 
     robot = Robot.from_urdf("arm.urdf")                 # every movable joint active
+    robot = Robot.from_urdf("arm.urdf", srdf="arm.srdf")  # ACM from MoveIt's SRDF
+    robot.acm_source          # "adjacent + sampled (10000 configurations, seed 0)"
+    robot.acm_is_adjacent_only                          # True: self checks test too many pairs
     robot.joint_names, robot.lower, robot.upper, robot.dof
     poses = robot.fk(np.zeros(robot.dof))               # {link name: 4x4 T_world_link}
     mu = robot.motion_bounds(q0, q1)                    # (n_collision_links,) metres per unit t
@@ -16,28 +19,43 @@
 
 Construction is apart from use: `kinematics.build_tree` turns the URDF's records into
 arrays (joints, floating bases, held and mimic joints: see there), `geometry` turns link
-geometry into convex pieces (cached on disk), `acm` holds the allowed-collision matrix,
-`bounds` the motion-bound tables. A `Robot` is a model: no query writes in it. Its
+geometry into convex pieces holding every mesh triangle (`convexify`), `acm` holds the
+allowed-collision matrix (adjacent pairs, ``acm=``, an SRDF, MoveIt-style sampling when
+neither list is given), `bounds` the motion-bound tables. Link models and sampled ACMs are
+cached on disk (`cache`: the per-user directory unless ``cache_dir`` says otherwise); long
+builds report progress (`progress`). A `Robot` is a model: no query writes in it. Its
 `version` changes when its ACM is edited, so a checker built on it can tell it is stale.
 """
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import numpy.typing as npt
 
+from ..io.srdf import read_srdf
 from ..io.urdf import read_urdf
 from ..kernels.fk import RobotModel, fk, fk_batch, piece_poses
 from ..kernels.motion_bounds import motion_bounds as _motion_bounds_kernel
 from ..kernels.robot_batch import count_link_pair_collisions
 from ..primitives import convex_block_from_table
 from ..workspace import Workspace, thread_workspace
-from .acm import ALWAYS_FRACTION, AllowedCollisionMatrix, adjacent_pairs, sample_acm
+from .acm import (
+    ACM_SAMPLES,
+    ALWAYS_FRACTION,
+    AllowedCollisionMatrix,
+    adjacent_pairs,
+    cached_sample_acm,
+    sample_acm,
+)
 from .bounds import MotionBoundTables
 from .geometry import CollisionModel, collision_model, link_radii, load_link_geometry
 from .kinematics import build_tree
 
 __all__ = ["Robot", "RobotModel", "CollisionModel"]
+
+log = logging.getLogger(__name__)
 
 
 class Robot:
@@ -64,6 +82,9 @@ class Robot:
         hull_ratio: float = 1.1,
         max_pieces: int = 12,
         acm=None,
+        srdf=None,
+        compute_acm: bool | None = None,
+        progress=None,
         name: str | None = None,
     ) -> Robot:
         """Read `path` (URDF) and compile it.
@@ -85,18 +106,34 @@ class Robot:
             Translation limits of floating bases (default +-10 m).
         package_dirs : {package: directory}, optional
             Where ``package://<package>/`` points (see io.urdf for the search order).
-        cache_dir : path, optional
-            Directory of the geometry cache (``geometry-<hash>.npz``).
+        cache_dir : path, None or False
+            Where built link models and sampled ACMs are cached: None (default) the
+            per-user cache (``$PLANNING_COLLISION_CACHE``, else
+            ``$XDG_CACHE_HOME/planning_collision`` or ``~/.cache/planning_collision``), a
+            directory, or False for none (robot/cache.py).
         hull_ratio, max_pieces
-            Convexification settings (see `robot.geometry.convexify_mesh`).
+            Convexification settings (see `robot.convexify.decompose_mesh`).
         acm : list of [link_a, link_b, reason], optional
             Allowed pairs to start from; adjacent pairs are always added.
+        srdf : path, optional
+            A MoveIt SRDF whose ``disable_collisions`` pairs are allowed (io/srdf.py).
+        compute_acm : bool, optional
+            Sample the ACM as MoveIt's setup assistant does (`Robot.compute_acm`, 10,000
+            configurations, cached beside the link models). Default: when neither `acm` nor
+            `srdf` is given. With ``False`` and neither, the ACM holds only adjacent pairs:
+            a warning says so and `acm_is_adjacent_only` is True.
+        progress : None, False or callable(done, total, message)
+            Progress of long builds (link decomposition, ACM sampling): None shows a tqdm
+            bar when tqdm is installed and stderr is a terminal; every step is also logged
+            at INFO (robot/progress.py). Cached loads are quiet.
         """
         data = read_urdf(path, package_dirs)
         tree = build_tree(
             data, active_joints, fixed_joints, joint_limits, floating_base, base_bounds
         )
-        pieces, report, key = load_link_geometry(data, cache_dir, hull_ratio, max_pieces)
+        pieces, report, key = load_link_geometry(
+            data, cache_dir, hull_ratio, max_pieces, progress, name or data.name
+        )
         pieces.sort(key=lambda p: tree.link_index[p.link])  # stable: URDF order within a link
         self = object.__new__(cls)
         self.name = name or data.name
@@ -110,13 +147,47 @@ class Robot:
         has_geometry = np.diff(self.collision.link_start) > 0
         self.collision_links = np.flatnonzero(has_geometry).astype(np.int32)
         self.link_radius = link_radii(self.collision, n_links)
-        self.acm = AllowedCollisionMatrix(tree.link_names, acm or ())
-        for a, b in adjacent_pairs(tree.model.parent, has_geometry):
-            self.acm.allow(tree.link_names[a], tree.link_names[b], "adjacent")
         self.bounds = MotionBoundTables(
             tree.model, self.link_radius, self.collision_links, tree.dof
         )
+        self._init_acm(acm, srdf, has_geometry)
+        if compute_acm is None:
+            compute_acm = acm is None and srdf is None
+        if compute_acm:
+            got = cached_sample_acm(self, cache_dir, progress=progress)
+            self._acm_sources.append(
+                f"sampled ({got['samples']} configurations, seed {got['seed']}"
+                f"{', from the cache' if got['cached'] else ''})"
+            )
+        self._warn_if_adjacent_only()
         return self
+
+    def _warn_if_adjacent_only(self) -> None:
+        if self.acm_is_adjacent_only:
+            log.warning(
+                "robot %r: its allowed-collision matrix holds only adjacent link pairs, so "
+                "self-collision checks also test pairs that touch by design (%d pairs "
+                "checked). Pass srdf=<MoveIt SRDF>, acm=[...] or compute_acm=True, or call "
+                "robot.compute_acm().",
+                self.name,
+                len(self.self_collision_pairs()),
+            )
+
+    def _init_acm(self, acm, srdf, has_geometry) -> None:
+        """The ACM from `acm` entries, the SRDF's disabled pairs and adjacency."""
+        tree = self.tree
+        self.acm = AllowedCollisionMatrix(tree.link_names, acm or ())
+        self._acm_sources = ["adjacent"]
+        if acm is not None:
+            self._acm_sources.append(f"acm= ({len(self.acm)} pairs)")
+        if srdf is not None:
+            rec = read_srdf(srdf, tree.link_names)
+            for d in rec.disabled_collisions:
+                self.acm.allow(d.link1, d.link2, d.reason.lower() or "srdf")
+            n = len(rec.disabled_collisions)
+            self._acm_sources.append(f"srdf {rec.path.name} ({n} pairs)")
+        for a, b in adjacent_pairs(tree.model.parent, has_geometry):
+            self.acm.allow(tree.link_names[a], tree.link_names[b], "adjacent")
 
     # ---- the tree's facts, by name ------------------------------------------------------
 
@@ -269,10 +340,33 @@ class Robot:
     def allow(self, a: str, b: str, reason: str = "user") -> None:
         """Ignore collisions between links a and b."""
         self.acm.allow(a, b, reason)
+        self._note_user_edit()
 
     def disallow(self, a: str, b: str) -> None:
         """Check collisions between links a and b again."""
         self.acm.disallow(a, b)
+        self._note_user_edit()
+
+    def _note_user_edit(self) -> None:
+        if self._acm_sources[-1] != "user edits":
+            self._acm_sources.append("user edits")
+
+    @property
+    def acm_source(self) -> str:
+        """Where the ACM's pairs came from, e.g. ``"adjacent + srdf panda.srdf (35 pairs)"``
+        or ``"adjacent + sampled (10000 configurations, seed 0)"``."""
+        return " + ".join(self._acm_sources)
+
+    @property
+    def acm_is_adjacent_only(self) -> bool:
+        """True when the ACM holds only adjacent pairs (no SRDF, no ``acm=``, no sampling,
+        no edits) while non-adjacent pairs exist: then self-collision checking counts
+        pairs that touch by design. A checker may refuse such a robot or warn."""
+        return (
+            self._acm_sources == ["adjacent"]
+            and all(r == "adjacent" for _, _, r in self.acm.entries())
+            and len(self.self_collision_pairs()) > 0
+        )
 
     def self_collision_pairs(self) -> npt.NDArray[np.int32]:
         """(k, 2) link indices of collision-link pairs not in the ACM (a < b)."""
@@ -325,14 +419,18 @@ class Robot:
 
     def compute_acm(
         self,
-        n_samples: int = 10_000,
+        n_samples: int = ACM_SAMPLES,
         seed: int = 0,
         always_fraction: float = ALWAYS_FRACTION,
         default_q=None,
+        progress=None,
     ) -> dict:
         """MoveIt setup-assistant sampling: add "default", "always" and "never" pairs to the
-        ACM (robot/acm.py). Returns a summary {reason: count, "samples": n, "seconds": t}."""
-        return sample_acm(self, n_samples, seed, always_fraction, default_q)
+        ACM (robot/acm.py). Returns a summary {reason: count, "samples": n, "seconds": t}.
+        Not cached (`Robot.from_urdf` samples through the cache); `progress` as there."""
+        summary = sample_acm(self, n_samples, seed, always_fraction, default_q, progress)
+        self._acm_sources.append(f"sampled ({n_samples} configurations, seed {seed})")
+        return summary
 
     def volume_ratios(self) -> dict[str, float]:
         """{link: model volume / mesh volume} for links with geometry."""

@@ -1,0 +1,99 @@
+"""MoveIt SRDF reading: the link pairs a robot's SRDF disables collisions for.
+
+`read_srdf(path)` returns the ``<disable_collisions link1="a" link2="b" reason="Never"/>``
+elements of an SRDF as records, in file order. Given the robot's link names, it also checks
+that every pair names two of them. Any problem raises `SRDFError` (a ValueError) naming the
+file and the element; unknown links are all named at once. Other SRDF elements (groups,
+group states, end effectors, virtual joints, ``disable_default_collisions``) are not read:
+ignoring a disable only checks more pairs, never fewer.
+
+``Robot.from_urdf(urdf, srdf=path)`` allows these pairs in the robot's allowed-collision
+matrix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+__all__ = ["DisabledCollision", "SRDFData", "SRDFError", "read_srdf"]
+
+
+class SRDFError(ValueError):
+    """An SRDF problem; the message names the file and the element at fault."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DisabledCollision:
+    """One ``<disable_collisions>``: links whose collisions are ignored, and why (the
+    SRDF's reason, e.g. "Adjacent", "Never", "Default"; "" when it gives none)."""
+
+    link1: str
+    link2: str
+    reason: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class SRDFData:
+    path: Path
+    name: str  # the <robot name=...> attribute ("" when absent)
+    disabled_collisions: tuple  # of DisabledCollision, file order
+
+
+def _describe(el: ET.Element, i: int) -> str:
+    attrs = " ".join(f'{k}="{v}"' for k, v in el.attrib.items())
+    return f"<{el.tag}{' ' if attrs else ''}{attrs}/> (disable_collisions #{i + 1})"
+
+
+def _parse(path: Path) -> ET.Element:
+    try:
+        root = ET.parse(path).getroot()
+    except OSError as e:
+        raise SRDFError(f"{path}: cannot read the SRDF: {e}") from e
+    except ET.ParseError as e:
+        raise SRDFError(f"{path}: not well-formed XML: {e}") from e
+    if root.tag != "robot":
+        raise SRDFError(f"{path}: the root element must be <robot>, got <{root.tag}>")
+    return root
+
+
+def read_srdf(path, link_names=None) -> SRDFData:
+    """The ``disable_collisions`` pairs of the SRDF at `path`.
+
+    link_names : iterable of str, optional
+        The robot's links. When given, a pair naming any other link raises `SRDFError`
+        listing every unknown name.
+
+    Raises FileNotFoundError for a missing file and `SRDFError` for a malformed one
+    (not XML, another root element, a ``disable_collisions`` without ``link1`` or ``link2``,
+    or naming one link twice).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"SRDF file not found: {path}")
+    root = _parse(path)
+    out = []
+    for i, el in enumerate(root.iter("disable_collisions")):
+        a, b = el.get("link1", "").strip(), el.get("link2", "").strip()
+        for attr, v in (("link1", a), ("link2", b)):
+            if not v:
+                raise SRDFError(f"{path}: {_describe(el, i)} has no {attr} attribute")
+        if a == b:
+            raise SRDFError(f"{path}: {_describe(el, i)} names link {a!r} twice")
+        out.append(DisabledCollision(a, b, el.get("reason", "").strip()))
+    if link_names is not None:
+        known = set(link_names)
+        unknown = sorted({n for d in out for n in (d.link1, d.link2)} - known)
+        if unknown:
+            bad = [
+                _describe(el, i)
+                for i, el in enumerate(root.iter("disable_collisions"))
+                if el.get("link1", "").strip() in unknown or el.get("link2", "").strip() in unknown
+            ]
+            raise SRDFError(
+                f"{path}: disable_collisions name links the robot does not have: {unknown} "
+                f"(in {len(bad)} elements, first {bad[0]}); the robot's links: "
+                f"{sorted(known)}"
+            )
+    return SRDFData(path, root.get("name", ""), tuple(out))
