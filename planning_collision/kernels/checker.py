@@ -22,8 +22,9 @@ import math
 from collections import namedtuple
 
 import numba
+import numpy as np
 
-from ._jit import hot_kernel, inline_kernel, kernel, parallel_kernel
+from ._jit import hot_kernel, kernel, parallel_kernel
 from .capsule_capsule import segment_segment_closest
 from .fk import fk, piece_poses
 from .handles import (
@@ -47,7 +48,6 @@ from .traversal import (
     NONE,
     OVERFLOW,
     traverse,
-    traverse_body,
     warm_keep,
     warm_start,
 )
@@ -125,7 +125,7 @@ BAD_Q = 2  # 2 + k: q[k] is not finite; 2 + dof + k: q[k] is outside its limits
 @kernel
 def robot_at(hm):
     """The CheckRobot of the model table hm."""
-    model, k = robot_model_at(hm, 0)
+    model, k = robot_model_at(hm, ROW0)
     tab, k = shape_table_at(hm, k)
     outer, j = shape_table_at(hm, k + 7)
     caps, j = shape_table_at(hm, j)
@@ -150,7 +150,7 @@ def robot_at(hm):
 @kernel
 def scene_rows(hm):
     """The row of hm where the scene starts (after the robot's)."""
-    _, k = robot_model_at(hm, 0)
+    _, k = robot_model_at(hm, ROW0)
     _, k = shape_table_at(hm, k)
     _, j = shape_table_at(hm, k + 7)
     _, j = shape_table_at(hm, j)
@@ -160,7 +160,7 @@ def scene_rows(hm):
 @kernel
 def work_at(hw):
     """The (Scratch, CheckBuffers) of the workspace table hw."""
-    sc, k = scratch_at(hw, 0)
+    sc, k = scratch_at(hw, ROW0)
     buf = CheckBuffers(
         f64_3(hw, k),
         f64_3(hw, k + 1),
@@ -299,6 +299,20 @@ CAPSULES = 0  # the pieces' bounding capsules (posed by buf.cap_poses)
 OUTER = 1  # the pieces' outer hulls
 PIECES = 2  # the pieces themselves
 
+# Constants passed on as arguments go through np.int64 / np.bool_: numba compiles a callee
+# once per *literal* value it is called with (a constant argument is typed as a literal),
+# and a traversal compiled three times is ~10 s of a user's first call. tests/test_checker
+# checks that the checker's kernels compile once each.
+ROW0 = np.int64(0)
+YES = np.bool_(True)
+NO = np.bool_(False)
+AS_CAPSULES = np.int64(CAPSULES)
+AS_OUTER = np.int64(OUTER)
+AS_PIECES = np.int64(PIECES)
+MODE_COLLIDE = np.int64(COLLIDE)
+MODE_DISTANCE = np.int64(DISTANCE)
+MODE_LEAVES = np.int64(LEAVES)
+
 
 @kernel
 def _query(hm, hw, mode, which, i0, i1, bound, flag):
@@ -343,8 +357,8 @@ def _build_front(hm, hw, i, bound, delta):
         buf.env_lo[i, k] = buf.plo[i, k] - g
         buf.env_hi[i, k] = buf.phi[i, k] + g
     m = _traverse(
-        scene, LEAVES, robot.tab, buf.piece_poses, buf.env_lo, buf.env_hi, i, i + 1,
-        buf.front[0:0], buf.ranges[0:0], 0.0, False, sc, False,
+        scene, MODE_LEAVES, robot.tab, buf.piece_poses, buf.env_lo, buf.env_hi, i, i + 1,
+        buf.front[0:0], buf.ranges[0:0], 0.0, NO, sc, False,
     )  # fmt: skip
     if m < 0 or m > F:
         buf.front_n[i] = -1
@@ -399,7 +413,7 @@ def pieces_hit(hm, hw, i0, i1, margin, delta):
     _, _, sc, _ = unpack(hm, hw)
     _set_ranges(hm, hw, i0, i1, margin, delta)
     for which in (OUTER, PIECES):
-        n = _query(hm, hw, COLLIDE, which, i0, i1, margin, True)
+        n = _query(hm, hw, MODE_COLLIDE, which, i0, i1, margin, YES)
         if n == 0:
             return False
         for o in range(sc.hit.shape[0]):  # the scratch's contract: all 0 between queries
@@ -434,8 +448,8 @@ def pair_hits(hm, hw, j, margin):
     b = robot.pairs[j, 1]
     P = buf.piece_poses
     brad = robot.tab.brad
-    for ia in range(robot.link_start[a], robot.link_start[a + 1]):
-        for ib in range(robot.link_start[b], robot.link_start[b + 1]):
+    for ia in range(np.int64(robot.link_start[a]), np.int64(robot.link_start[a + 1])):
+        for ib in range(np.int64(robot.link_start[b]), np.int64(robot.link_start[b + 1])):
             dx = P[ia, 0, 3] - P[ib, 0, 3]
             dy = P[ia, 1, 3] - P[ib, 1, 3]
             dz = P[ia, 2, 3] - P[ib, 2, 3]
@@ -445,9 +459,9 @@ def pair_hits(hm, hw, j, margin):
             if _capsule_gap(buf.cap_w0, buf.cap_w1, robot.caps.params, ia, ib) > margin:
                 continue
             sc.counts[SELF_TESTS] += 1
-            if _self_test(hm, hw, OUTER, ia, ib, margin, True) == 0:
+            if _self_test(hm, hw, AS_OUTER, ia, ib, margin, YES) == 0:
                 continue
-            if _self_test(hm, hw, PIECES, ia, ib, margin, True) == 1:
+            if _self_test(hm, hw, AS_PIECES, ia, ib, margin, YES) == 1:
                 return True
     return False
 
@@ -457,7 +471,7 @@ def posed_collides(hm, hw, margin, self_collision, delta):
     """True when the configuration posed in buf collides (within margin): every collision
     link against the scene, then the self pairs; returns at the first collision."""
     robot, _, _, _ = unpack(hm, hw)
-    if pieces_hit(hm, hw, 0, robot.piece_link.shape[0], margin, delta):
+    if pieces_hit(hm, hw, ROW0, np.int64(robot.piece_link.shape[0]), margin, delta):
         return True
     if self_collision:
         for j in range(robot.pairs.shape[0]):
@@ -477,7 +491,7 @@ def _nearest(hm, hw, which, i0, i1, need):
     as a collision). The query boxes are the pieces': a bound of the pieces, which is what
     matters (a node pruned by them holds nothing within need of the pieces)."""
     _, _, sc, _ = unpack(hm, hw)
-    arg = _query(hm, hw, DISTANCE, which, i0, i1, need, False)
+    arg = _query(hm, hw, MODE_DISTANCE, which, i0, i1, need, NO)
     if arg == OVERFLOW:
         return -math.inf, -1
     if arg < 0:
@@ -502,17 +516,17 @@ def link_distance(hm, hw, link, need, floor, delta):
     gives some d <= 0; a traversal overflow -inf (a collision: what cannot be certified is
     not free). The capsules' poses must be current (`pose_capsules`)."""
     robot, _, _, _ = unpack(hm, hw)
-    i0 = robot.link_start[link]
-    i1 = robot.link_start[link + 1]
+    i0 = np.int64(robot.link_start[link])
+    i1 = np.int64(robot.link_start[link + 1])
     _set_ranges(hm, hw, i0, i1, need, delta)
     enough = floor + GOOD_ENOUGH * (need - floor)
-    d, slot = _nearest(hm, hw, CAPSULES, i0, i1, need)
+    d, slot = _nearest(hm, hw, AS_CAPSULES, i0, i1, need)
     if d > enough:
         return (d, 1, slot) if slot >= 0 else (need, 0, -1)
-    d, slot = _nearest(hm, hw, OUTER, i0, i1, need)
+    d, slot = _nearest(hm, hw, AS_OUTER, i0, i1, need)
     if d > floor:
         return (d, 1, slot) if slot >= 0 else (need, 0, -1)
-    d, slot = _nearest(hm, hw, PIECES, i0, i1, need)
+    d, slot = _nearest(hm, hw, AS_PIECES, i0, i1, need)
     if slot < 0 and d == math.inf:
         return need, 0, -1
     return d, 1, slot
@@ -531,8 +545,8 @@ def pair_distance_bound(hm, hw, j, need, floor):
     best = need
     final = 0
     enough = floor + GOOD_ENOUGH * (need - floor)
-    for ia in range(robot.link_start[a], robot.link_start[a + 1]):
-        for ib in range(robot.link_start[b], robot.link_start[b + 1]):
+    for ia in range(np.int64(robot.link_start[a]), np.int64(robot.link_start[a + 1])):
+        for ib in range(np.int64(robot.link_start[b]), np.int64(robot.link_start[b + 1])):
             dx = P[ia, 0, 3] - P[ib, 0, 3]
             dy = P[ia, 1, 3] - P[ib, 1, 3]
             dz = P[ia, 2, 3] - P[ib, 2, 3]
@@ -547,11 +561,11 @@ def pair_distance_bound(hm, hw, j, need, floor):
                 final = 1
                 continue
             sc.counts[SELF_TESTS] += 1
-            if _self_test(hm, hw, OUTER, ia, ib, best, False) == LOWER_BOUND:
+            if _self_test(hm, hw, AS_OUTER, ia, ib, best, NO) == LOWER_BOUND:
                 continue
             d = sc.tmp[0]
             if d <= floor:
-                if _self_test(hm, hw, PIECES, ia, ib, best, False) == LOWER_BOUND:
+                if _self_test(hm, hw, AS_PIECES, ia, ib, best, NO) == LOWER_BOUND:
                     continue
                 d = sc.tmp[0]
             if d <= best:

@@ -371,7 +371,7 @@ def discrete(hm, hw, q0, q1, pad, n, check_start, self_collision, first):
     OMPL's bisection order. On a collision with `first`, last_valid_t and toc come from the
     states in order up to it (the first colliding one); without, from the one found."""
     if _state_collides(hm, hw, q0, q1, 1.0, pad, self_collision):
-        return _hit(hm, hw, q0, q1, pad, n, n, self_collision, first, 1)
+        return _hit(hm, hw, q0, q1, pad, n, n, self_collision, first, np.int64(1))
     if check_start and _state_collides(hm, hw, q0, q1, 0.0, pad, self_collision):
         return COLLISION, 0.0, 0.0, 2
     _, buf = work_at(hw)

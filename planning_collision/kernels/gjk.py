@@ -28,6 +28,8 @@ Every loop ends: at most ``MAX_ITER`` iterations, and each iteration either stri
 
 import math
 
+import numpy as np
+
 from ._jit import hot_kernel, inline_kernel
 from .support import core_support_xyz, table_arrays
 from .tolerances import GJK_ABS_TOL, GJK_REL_TOL, GJK_ZERO_TOL
@@ -45,6 +47,11 @@ V_SET = 54
 WS_SIZE = 56
 
 MAX_ITER = 128
+
+# Simplex indices passed as int64 values, not literals: numba compiles a helper once per
+# literal argument it is called with (21 compiles of the sub-simplex solvers, seconds of a
+# user's first call).
+_I0, _I1, _I2, _I3, _I4 = (np.int64(k) for k in range(5))
 
 # Status codes returned by gjk_core.
 SEPARATED = 0  # converged: |v| is the core distance (within tolerance), witnesses valid
@@ -196,14 +203,14 @@ def _s3d(ws):
     The origin's coordinates are the volumes of the tetrahedra with vertex k replaced by
     the origin, over the whole volume. The origin's slot is ws[TMP:TMP+3] set to zero.
     """
-    o = TMP
+    o = _I0 + TMP
     ws[o] = 0.0
     ws[o + 1] = 0.0
     ws[o + 2] = 0.0
-    p0 = W
-    p1 = W + 3
-    p2 = W + 6
-    p3 = W + 9
+    p0 = _I0 + W
+    p1 = _I0 + W + 3
+    p2 = _I0 + W + 6
+    p3 = _I0 + W + 9
     det = _vol(ws, p0, p1, p2, p3)
     c0 = _vol(ws, o, p1, p2, p3)
     c1 = _vol(ws, p0, o, p2, p3)
@@ -227,28 +234,28 @@ def _s3d(ws):
     r3 = 0.0
     # face opposite vertex k is searched when k's coordinate disagrees in sign with det
     if flat or c0 * det <= 0.0:
-        m, u1, u2, u3 = _s2d(ws, 1, 2, 3)
+        m, u1, u2, u3 = _s2d(ws, _I1, _I2, _I3)
         d = _sqnorm4(ws, 0.0, u1, u2, u3)
         if d < best:
             best = d
             bm = m << 1
             r0, r1, r2, r3 = 0.0, u1, u2, u3
     if flat or c1 * det <= 0.0:
-        m, u0, u2, u3 = _s2d(ws, 0, 2, 3)
+        m, u0, u2, u3 = _s2d(ws, _I0, _I2, _I3)
         d = _sqnorm4(ws, u0, 0.0, u2, u3)
         if d < best:
             best = d
             bm = (m & 1) | ((m & 6) << 1)
             r0, r1, r2, r3 = u0, 0.0, u2, u3
     if flat or c2 * det <= 0.0:
-        m, u0, u1, u3 = _s2d(ws, 0, 1, 3)
+        m, u0, u1, u3 = _s2d(ws, _I0, _I1, _I3)
         d = _sqnorm4(ws, u0, u1, 0.0, u3)
         if d < best:
             best = d
             bm = (m & 3) | ((m & 4) << 1)
             r0, r1, r2, r3 = u0, u1, 0.0, u3
     if flat or c3 * det <= 0.0:
-        m, u0, u1, u2 = _s2d(ws, 0, 1, 2)
+        m, u0, u1, u2 = _s2d(ws, _I0, _I1, _I2)
         d = _sqnorm4(ws, u0, u1, u2, 0.0)
         if d < best:
             best = d
@@ -311,13 +318,13 @@ def simplex_closest(ws, n):
         ws[LAM] = 1.0
         return 1
     if n == 2:
-        m, l0, l1 = _s1d(ws, 0, 1)
-        return _compact(ws, 2, m, l0, l1, 0.0, 0.0)
+        m, l0, l1 = _s1d(ws, _I0, _I1)
+        return _compact(ws, _I2, m, l0, l1, 0.0, 0.0)
     if n == 3:
-        m, l0, l1, l2 = _s2d(ws, 0, 1, 2)
-        return _compact(ws, 3, m, l0, l1, l2, 0.0)
+        m, l0, l1, l2 = _s2d(ws, _I0, _I1, _I2)
+        return _compact(ws, _I3, m, l0, l1, l2, 0.0)
     m, l0, l1, l2, l3 = _s3d(ws)
-    return _compact(ws, 4, m, l0, l1, l2, l3)
+    return _compact(ws, _I4, m, l0, l1, l2, l3)
 
 
 @inline_kernel

@@ -112,7 +112,7 @@ def core_support_local_xyz(arrs, i, dx, dy, dz, hint):
             g = points_support_brute(verts, v0, v1, dx, dy, dz)
             loc = g - v0
         else:
-            start = hint if (hint >= 0 and hint < n) else 0
+            start = hint if (hint >= 0 and hint < n) else np.int64(0)
             loc = points_support_climb(verts, v0, adjstart, adj, dx, dy, dz, start)
             g = v0 + loc
         return loc, verts[g, 0], verts[g, 1], verts[g, 2]

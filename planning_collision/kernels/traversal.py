@@ -37,6 +37,7 @@ kernels return OVERFLOW rather than write out of bounds.
 import math
 from collections import namedtuple
 
+import numpy as np
 from numba import literally, types
 from numba.extending import overload
 
@@ -78,6 +79,11 @@ BV_TESTED = 2
 # a KCD node pushed by its parent, which tested its box (from kt_clo, kt_chi) already
 KT_TESTED = 3
 OVERFLOW = -2
+_OVERFLOW = np.int64(OVERFLOW)
+_ZERO = np.int64(0)
+_MINUS_ONE = np.int64(-1)
+_YES = np.bool_(True)
+_NO = np.bool_(False)
 
 
 # What a traversal's leaves do (the `mode` of `traverse`).
@@ -359,14 +365,15 @@ def traverse_body(
     distance = mode == DISTANCE
     stop_first = collide and flag
     per_object = distance and flag
-    n = 0  # COLLIDE: objects hit; CANDIDATES, LEAVES: entries written
-    nbv = 0
-    npair = 0
+    # int64 values, not literals (a helper called with a literal compiles again for it)
+    n = _ZERO  # COLLIDE: objects hit; CANDIDATES, LEAVES: entries written
+    nbv = _ZERO
+    npair = _ZERO
     gbest = math.inf
-    arg = -1
+    arg = _MINUS_ONE
     rec = _take(tmp)  # DISTANCE, nearest only: the best pair so far (valid once arg >= 0)
     for u in range(unbounded.shape[0]):
-        p = unbounded[u]
+        p = np.int64(unbounded[u])
         o = pobj[p]
         if mode == CANDIDATES:
             out[n] = p
@@ -412,7 +419,7 @@ def traverse_body(
             sp = 1
         else:
             if s1 - s0 > ssize:
-                return _tally(sc, nbv, npair, OVERFLOW)
+                return _tally(sc, nbv, npair, _OVERFLOW)
             for s in range(s0, s1):
                 stack[s - s0, 0] = seeds[s, 0]
                 stack[s - s0, 1] = seeds[s, 1]
@@ -420,7 +427,7 @@ def traverse_body(
         while sp > 0:
             sp -= 1
             tree = stack[sp, 0]
-            nd = stack[sp, 1]
+            nd = np.int64(stack[sp, 1])
             if tree == NONE:
                 continue
             b = bound if not distance or per_object else min(bound, gbest)
@@ -445,17 +452,17 @@ def traverse_body(
                     stack[sp, 1] = g
                     sp += 1
                     continue
-                e0 = kt_cstart[nd]
-                e1 = kt_cstart[nd + 1]
+                e0 = np.int64(kt_cstart[nd])
+                e1 = np.int64(kt_cstart[nd + 1])
                 if sp + e1 - e0 > ssize:
-                    return _tally(sc, nbv, npair, OVERFLOW)
+                    return _tally(sc, nbv, npair, _OVERFLOW)
                 nbv += e1 - e0
                 if not distance:
                     # the children's boxes lie side by side: test them all here, push the hits
                     for e in range(e0, e1):
                         if not _rows_overlap(kt_clo, kt_chi, e, qlo, qhi, i, bound):
                             continue
-                        stack[sp, 0], stack[sp, 1] = _child_entry(kt_cgroup, kt_child, e, True)
+                        stack[sp, 0], stack[sp, 1] = _child_entry(kt_cgroup, kt_child, e, _YES)
                         sp += 1
                     continue
                 # bound them all here, push the ones that may be nearer than the bound, the
@@ -476,7 +483,7 @@ def traverse_body(
                             tmp[j - s0] = tmp[j - 1 - s0]
                             j -= 1
                         tmp[j - s0] = lb
-                    stack[j, 0], stack[j, 1] = _child_entry(kt_cgroup, kt_child, e, False)
+                    stack[j, 0], stack[j, 1] = _child_entry(kt_cgroup, kt_child, e, _NO)
                     sp += 1
                 # the others are tested again when popped (the bound may have shrunk by
                 # then); the top one is popped next, under the bound it was just tested with
@@ -504,7 +511,7 @@ def traverse_body(
                 continue
             if cnt == 0:
                 if sp + 2 > ssize:
-                    return _tally(sc, nbv, npair, OVERFLOW)
+                    return _tally(sc, nbv, npair, _OVERFLOW)
                 l = left[nd]
                 r = right[nd]
                 # distance: the nearer child on top, so it is popped first (tighter bounds
@@ -521,7 +528,7 @@ def traverse_body(
                 continue
             f = first[nd]
             for j in range(f, f + cnt):
-                p = order[j]
+                p = np.int64(order[j])
                 if not distance:
                     # a one-primitive leaf's box is the primitive's box: tested already
                     if cnt > 1:
