@@ -31,6 +31,11 @@ import numpy as np
 import planning_collision as pc
 T = np.eye(4); T[0, 3] = 0.5
 """
+_CHECKER = (
+    "import robots; r = robots.load('panda'); s = pc.Scene(); s.add(pc.Box((0.2, 0.2, 0.2)), T)\n"
+    "ch = pc.CollisionChecker(r, s)\n"
+    "q0 = np.clip(np.zeros(r.dof), r.lower, r.upper); q1 = np.clip(q0 + 0.3, r.lower, r.upper)"
+)
 ENTRY_POINTS = {
     "distance": ("", "pc.distance(pc.Cone(0.1, 0.2), np.eye(4), pc.Box((0.2, 0.2, 0.2)), T)"),
     "collide": ("", "pc.collide(pc.Cone(0.1, 0.2), np.eye(4), pc.Box((0.2, 0.2, 0.2)), T)"),
@@ -53,6 +58,9 @@ ENTRY_POINTS = {
         "s = pc.Scene(); s.add(pc.Box((0.2, 0.2, 0.2)), T); s.build()",
         "s.min_distance(pc.Capsule(0.05, 0.3), np.eye(4))",
     ),
+    "CollisionChecker.is_valid": (_CHECKER, "ch.is_valid(q0)"),
+    "CollisionChecker.check_edge": (_CHECKER, "ch.check_edge(q0, q1)"),
+    "is_valid+check_edge": (_CHECKER, "ch.is_valid(q0); ch.check_edge(q0, q1)"),
     "Robot.fk": (
         "import robots; r = robots.load('planar_arm'); q = np.zeros(r.dof)",
         "r.fk(q)",

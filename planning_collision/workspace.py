@@ -29,7 +29,10 @@ class Workspace:
     serves; never shrinks."""
 
     def __init__(self):
-        self._scratch = new_scratch()
+        # no GJK warm starts: a public query answers the same whatever was asked before it
+        # (a warm start changes the witness points of a face-to-face contact, which are
+        # not unique); the checker, which needs bounds only, keeps its own with them
+        self._scratch = new_scratch(warm=0)
         self._arrays: dict[str, np.ndarray] = {}
         # the pair kernels' scratch alone (never reallocated): the public pair queries'
         # fast path reads it without the size checks of `scratch`
@@ -39,7 +42,7 @@ class Workspace:
         """The kernels' `Scratch`, with room for `n_obj` objects and `n_out` candidates."""
         s = self._scratch
         if s.hit.shape[0] < n_obj or s.out.shape[0] < n_out:
-            grown = new_scratch(max(n_obj, s.hit.shape[0]), max(n_out, s.out.shape[0]))
+            grown = new_scratch(max(n_obj, s.hit.shape[0]), max(n_out, s.out.shape[0]), 0)
             # the pair scratch (~100 KB), the counters and warm starts do not depend on the
             # scene's size: keep them
             self._scratch = s = grown._replace(pair=s.pair, counts=s.counts, warm=s.warm)

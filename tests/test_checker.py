@@ -330,3 +330,23 @@ def test_stats_count_states_edges_and_queries_and_reset(panda, rng):
     assert s["bv_tests"] > 0 and s["seconds"] > 0
     checker.reset_stats()
     assert all(v == 0 for v in checker.stats.values())
+
+
+def test_the_checker_kernels_compile_once_each(panda, checker, rng):
+    """Every call site passes the same argument types: a constant passed as a literal
+    (True, 0) would compile a kernel once more per value, seconds of a user's first call."""
+    from planning_collision.kernels import checker as K
+    from planning_collision.kernels import edges as E
+
+    q0, q1 = panda.random_configurations(2, rng)
+    checker.is_valid(q0)
+    checker.is_valid_batch(np.stack([q0, q1]))
+    checker.link_distances(q0)
+    for method in ("dichotomy", "ca", "discrete"):
+        checker.check_edge(q0, q1, method=method)
+    kernels = [K.query, K.self_test, K.pose, K.posed_collides, K.body_distance, K.state_check]
+    kernels += [K.state_distances, E.dichotomy, E.advance, E.discrete, E.edge_check]
+    for k in kernels:
+        # compiled here, or loaded from numba's cache (whose index lists what was compiled)
+        sigs = set(k.signatures) | {key[0] for key in k._cache._cache_file._load_index()}
+        assert len(sigs) == 1, (k.__name__, sigs)

@@ -20,8 +20,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..geometry import Box, Capsule, Convex, Cylinder, Sphere, shape_table
-from ..kernels import layout as L
-from ..kernels.pair import pair_distance_batch
 
 __all__ = ["OUTER_POINTS", "piece_bounds"]
 
@@ -76,17 +74,55 @@ def bounding_capsule(shape) -> tuple[np.ndarray, np.ndarray, float]:
     return p0, p1, r + sweep
 
 
+def _segment_distances(p, a, b):
+    """Distance of each point p (n, 1, 3) to segments a-b (m, 3): (n, m)."""
+    ab = b - a
+    den = np.maximum((ab * ab).sum(-1), 1e-300)
+    t = np.clip(((p - a) * ab).sum(-1) / den, 0.0, 1.0)
+    return np.linalg.norm(p - (a + t[..., None] * ab), axis=-1)
+
+
+def _triangle_distances(v, tri):
+    """Distance of each point of v (n, 3) to the nearest of the triangles tri (m, 3, 3)."""
+    p = v[:, None, :]
+    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
+    d = np.minimum(
+        np.minimum(_segment_distances(p, a, b), _segment_distances(p, b, c)),
+        _segment_distances(p, c, a),
+    )
+    n = np.cross(b - a, c - a)
+    nn = np.linalg.norm(n, axis=-1)
+    ok = nn > 1e-300
+    n = n / np.where(ok, nn, 1.0)[:, None]
+    h = ((p - a) * n).sum(-1)  # (n_points, m) signed plane distance
+    q = p - h[..., None] * n  # projections on the planes
+    # inside the triangle: on the inner side of its three edges
+    inside = (
+        ok
+        & ((np.cross(b - a, q - a) * n).sum(-1) >= 0.0)
+        & ((np.cross(c - b, q - b) * n).sum(-1) >= 0.0)
+        & ((np.cross(a - c, q - c) * n).sum(-1) >= 0.0)
+    )
+    d = np.where(inside, np.minimum(d, np.abs(h)), d)
+    return d.min(axis=1)
+
+
 def _distances_to_hull(S: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Distance of each point of v to conv(S) (0 inside)."""
-    tab = shape_table([Convex(S)])
-    pts = shape_table([Sphere(1e-300)])
-    n = v.shape[0]
-    T = np.tile(np.eye(4), (n, 1, 1))
-    T[:, :3, 3] = v
-    out = np.empty((n, L.OUT_SIZE))
-    zeros = np.zeros(n, np.int64)
-    pair_distance_batch(tab, zeros, np.tile(np.eye(4), (n, 1, 1)), pts, zeros, T, np.inf, out)
-    return np.maximum(out[:, 0], 0.0)
+    """Distance of each point of v to conv(S) (0 inside): to the nearest triangle of the
+    hull's surface for points outside (of the polygon's fan when S is flat)."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    try:
+        h = ConvexHull(S)
+    except QhullError:  # flat: the polygon in its plane, as a fan of triangles
+        c = S.mean(axis=0)
+        u, w = np.linalg.svd(S - c)[2][:2]
+        ring = ConvexHull(np.stack([(S - c) @ u, (S - c) @ w], axis=1)).vertices
+        tri = np.stack([S[np.full(len(ring) - 2, ring[0])], S[ring[1:-1]], S[ring[2:]]], axis=1)
+        return _triangle_distances(v, tri)
+    d = _triangle_distances(v, S[h.simplices])
+    inside = (v @ h.equations[:, :3].T + h.equations[:, 3] <= 0.0).all(axis=1)
+    return np.where(inside, 0.0, d)
 
 
 def outer_hull(shape, k: int = OUTER_POINTS):

@@ -41,7 +41,7 @@ from ..kernels.scratch import N_COUNTS
 from ..kernels.tolerances import DEFAULT_ETA
 from ..kernels.traversal import BV_TESTS, PAIR_TESTS
 from ..results import EdgeResult
-from .model import CheckModel, CheckWorkspace, build_model
+from .model import QUEUE, CheckModel, CheckWorkspace, build_model
 
 __all__ = ["CollisionChecker", "METHODS"]
 
@@ -262,6 +262,7 @@ class CollisionChecker:
         if code_m == E.DISCRETE:
             length = float(np.linalg.norm(q1 - q0))
             n_steps = max(1, math.ceil(length / (self.resolution * self._extent)))
+            n_steps = min(n_steps, 2 * QUEUE)  # the bisection queue's room (kernels/edges.py)
         out = self._out
         t0 = time.perf_counter()
         code = E.edge_check(

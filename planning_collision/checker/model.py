@@ -16,18 +16,11 @@ from ..kernels.handles import array_table, rows
 from ..kernels.scratch import WARM_SLOTS, new_scratch
 from .bounds import piece_bounds
 
-_F1, _F2, _F3 = ("float64", 1), ("float64", 2), ("float64", 3)
-_I1, _I2, _L1 = ("int32", 1), ("int32", 2), ("int64", 1)
-# rows of CheckRobot after its RobotModel and ShapeTable, and of CheckBuffers (field order)
-_ROBOT_TAIL = [_I1, _F3, _I1, _I1, _I2, _F2, _I1]
-_BUFFERS = [_F3, _F3, _F2, _F2, _F2, _F2, _F3, _F1, _F1, _I1, _I1, _F1, _F2, _F2, _I1]
-_BUFFERS += [_F2, _F2, _I1, _I2, _I2, _L1, _F2, _F2, _I2, _I2]
-
 # Sizes of the workspace's caches (bounded memory).
 INTERVALS = 128  # uncovered intervals per body in an edge check
 FRONT = 32  # front-list entries per piece
 ENDPOINTS = 4096  # configurations in the endpoint cache
-QUEUE = 1024  # index ranges in the discrete method's queue
+QUEUE = 4096  # index ranges in the discrete method's queue (2 * QUEUE states per edge)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -90,15 +83,7 @@ def build_model(robot, scene, self_collision: bool) -> CheckModel:
         cap_p1,
     )
     flat = scene.build()
-    row_list = (
-        rows(check_robot.model)
-        + rows(check_robot.tab)
-        + [(a, s) for a, s in zip(check_robot[2:9], _ROBOT_TAIL, strict=True)]
-        + rows(check_robot.outer)
-        + rows(check_robot.caps)
-        + [(cap_pose, _F3), (cap_p0, _F2), (cap_p1, _F2)]
-        + rows(flat)
-    )
+    row_list = rows(check_robot) + rows(flat)
     names = robot.link_names
     body_names = tuple(names[i] for i in links) + tuple(f"{names[a]}|{names[b]}" for a, b in pairs)
     return CheckModel(
@@ -156,7 +141,7 @@ class CheckWorkspace:
             np.zeros((max(int(endpoints), 1), nb), np.int32),
             np.zeros((QUEUE, 2), np.int32),
         )
-        row_list = rows(self.scratch) + list(zip(self.buffers, _BUFFERS, strict=True))
+        row_list = rows(self.scratch) + rows(self.buffers)
         self.table = array_table(row_list)
         self.counts = self.scratch.counts
 

@@ -16,7 +16,7 @@ from collections import namedtuple
 import numpy as np
 
 from ._jit import kernel
-from .support import core_support_world
+from .support import support_world
 
 FlatBVH = namedtuple("FlatBVH", ["lo", "hi", "left", "right", "first", "count", "order"])
 
@@ -128,9 +128,9 @@ def shape_world_aabb(tab, i, T, lo, hi):
     for k in range(3):
         d = np.zeros(3)
         d[k] = 1.0
-        core_support_world(tab, i, T, d[0], d[1], d[2], 0, buf, 0)
+        support_world(tab, i, T, d[0], d[1], d[2], buf, 0)
         hi[k] = buf[k] + r
-        core_support_world(tab, i, T, -d[0], -d[1], -d[2], 0, buf, 0)
+        support_world(tab, i, T, -d[0], -d[1], -d[2], buf, 0)
         lo[k] = buf[k] - r
 
 

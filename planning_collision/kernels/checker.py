@@ -6,12 +6,23 @@ A *body* is what a certificate bounds: body ``b < n_links`` is collision link
 ``pairs[j]``. The checker's flat robot (`CheckRobot`) and per-thread buffers
 (`CheckBuffers`) come from `planning_collision.checker`.
 
-Every function here takes the model's address table ``hm`` (robot and scene) and the
-workspace's ``hw`` (Scratch and buffers) (kernels/handles.py) and rebuilds what it uses
-with `unpack`, which is inlined, so building the fields it does not use costs nothing.
-Passing the rebuilt namedtuples instead would cost a call ~900 machine arguments (measured
-in the LLVM signatures): more than the work of most calls. The scene traversal is
-compiled into the few functions that call it (`_traverse`, inlined) for the same reason.
+How the code is cut into compiled functions matters as much as what it does (a user's
+first call compiles all of it; demos/cold_start.py measures it):
+
+- Every compiled function here takes the model's address table ``hm`` (robot and scene)
+  and the workspace's ``hw`` (Scratch and buffers) (kernels/handles.py), plus scalars, and
+  rebuilds the namedtuples it needs in one step (`unpack`: one intrinsic call; LLVM drops
+  the arrays a function does not read). Passing the rebuilt namedtuples instead costs
+  ~900 machine arguments per call (measured in the LLVM signatures).
+- The parts called from several places are compiled once each and called: the scene
+  traversal (`query`, with the traversal's body compiled into it), the self-pair tests
+  (`self_test`), posing a configuration (`pose`), the boolean check of a posed
+  configuration (`posed_collides`) and one body's distance bound (`body_distance`). Inlined
+  into several callers instead (numba IR inlining), each was compiled once per caller:
+  the first `is_valid` and `check_edge` took 15 + 27 s of compile, now ~22 + 10 s.
+- Glue used in one place is inlined (`inline_kernel`). The compiled functions run without
+  reference counting (`hot_kernel`): they allocate nothing, and counting references to
+  ~110 arrays at every assignment of a rebuilt namedtuple was most of their compile time.
 
 Every query here answers "in collision, or how far apart", never how deep: the scene
 traversal runs with ``depth=False`` and pairs use `pair_separation` and `pair_overlap`, so
@@ -24,22 +35,13 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from ._jit import hot_kernel, kernel, parallel_kernel
+from ._jit import hot_kernel, inline_kernel, parallel_kernel
 from .capsule_capsule import segment_segment_closest
-from .fk import fk, piece_poses
-from .handles import (
-    f64_1,
-    f64_2,
-    f64_3,
-    flat_scene_at,
-    i32_1,
-    i32_2,
-    i64_1,
-    robot_model_at,
-    scratch_at,
-    shape_table_at,
-)
+from .fk import RobotModel, fk, piece_poses
+from .handles import F1, F2, F3, I1, I2, L1, register, table_view
+from .layout import ShapeTable
 from .pair import LOWER_BOUND, pair_overlap, pair_separation
+from .scratch import Scratch
 from .traversal import (
     BV,
     COLLIDE,
@@ -47,7 +49,8 @@ from .traversal import (
     LEAVES,
     NONE,
     OVERFLOW,
-    traverse,
+    FlatScene,
+    traverse_body,
     warm_keep,
     warm_start,
 )
@@ -103,6 +106,18 @@ CheckBuffers = namedtuple(
     ],
 )
 
+register(
+    CheckRobot,
+    [RobotModel, ShapeTable, I1, F3, I1, I1, I2, F2, I1, ShapeTable, ShapeTable, F3, F2, F2],
+)
+register(
+    CheckBuffers,
+    [F3, F3, F2, F2, F2, F2, F3, F1, F1, I1, I1, F1, F2, F2, I1]
+    + [F2, F2, I1, I2, I2, L1, F2, F2, I2, I2],
+)
+_model_view = table_view(CheckRobot, FlatScene)  # (robot, scene) of a model table
+_work_view = table_view(Scratch, CheckBuffers)  # (scratch, buffers) of a workspace table
+
 # Counters in Scratch.counts after the traversal's (BV_TESTS, PAIR_TESTS)
 STATES = 2  # configurations posed (FK + pieces)
 DIST_QUERIES = 3  # body distance queries
@@ -122,87 +137,23 @@ COLLISION = 1
 BAD_Q = 2  # 2 + k: q[k] is not finite; 2 + dof + k: q[k] is outside its limits
 
 
-@kernel
+@inline_kernel
 def robot_at(hm):
     """The CheckRobot of the model table hm."""
-    model, k = robot_model_at(hm, ROW0)
-    tab, k = shape_table_at(hm, k)
-    outer, j = shape_table_at(hm, k + 7)
-    caps, j = shape_table_at(hm, j)
-    return CheckRobot(
-        model,
-        tab,
-        i32_1(hm, k),
-        f64_3(hm, k + 1),
-        i32_1(hm, k + 2),
-        i32_1(hm, k + 3),
-        i32_2(hm, k + 4),
-        f64_2(hm, k + 5),
-        i32_1(hm, k + 6),
-        outer,
-        caps,
-        f64_3(hm, j),
-        f64_2(hm, j + 1),
-        f64_2(hm, j + 2),
-    )
+    return _model_view(hm, ROW0)[0]
 
 
-@kernel
-def scene_rows(hm):
-    """The row of hm where the scene starts (after the robot's)."""
-    _, k = robot_model_at(hm, ROW0)
-    _, k = shape_table_at(hm, k)
-    _, j = shape_table_at(hm, k + 7)
-    _, j = shape_table_at(hm, j)
-    return j + 3
-
-
-@kernel
-def work_at(hw):
-    """The (Scratch, CheckBuffers) of the workspace table hw."""
-    sc, k = scratch_at(hw, ROW0)
-    buf = CheckBuffers(
-        f64_3(hw, k),
-        f64_3(hw, k + 1),
-        f64_2(hw, k + 2),
-        f64_2(hw, k + 3),
-        f64_2(hw, k + 4),
-        f64_2(hw, k + 5),
-        f64_3(hw, k + 6),
-        f64_1(hw, k + 7),
-        f64_1(hw, k + 8),
-        i32_1(hw, k + 9),
-        i32_1(hw, k + 10),
-        f64_1(hw, k + 11),
-        f64_2(hw, k + 12),
-        f64_2(hw, k + 13),
-        i32_1(hw, k + 14),
-        f64_2(hw, k + 15),
-        f64_2(hw, k + 16),
-        i32_1(hw, k + 17),
-        i32_2(hw, k + 18),
-        i32_2(hw, k + 19),
-        i64_1(hw, k + 20),
-        f64_2(hw, k + 21),
-        f64_2(hw, k + 22),
-        i32_2(hw, k + 23),
-        i32_2(hw, k + 24),
-    )
-    return sc, buf
-
-
-@kernel
+@inline_kernel
 def unpack(hm, hw):
     """(robot, scene, scratch, buffers) from the model table hm and workspace table hw."""
-    scene, _ = flat_scene_at(hm, scene_rows(hm))
-    sc, buf = work_at(hw)
-    return robot_at(hm), scene, sc, buf
+    robot, scene = _model_view(hm, ROW0)
+    sc, buf = _work_view(hw, ROW0)
+    return robot, scene, sc, buf
 
 
-@kernel
-def q_code(hm, q):
+@inline_kernel
+def q_code(robot, q):
     """FREE when q is finite and within its limits, else BAD_Q + the joint's code."""
-    robot = robot_at(hm)
     dof = q.shape[0]
     for k in range(dof):
         if not math.isfinite(q[k]):
@@ -215,12 +166,11 @@ def q_code(hm, q):
     return FREE
 
 
-@kernel
-def pose_pieces(hm, hw, q):
+@inline_kernel
+def pose_pieces(robot, sc, buf, q):
     """FK, the world pose of every piece, and a conservative world box of each: its local
     box rotated, cut down to the box of its bounding ball (both contain the piece); and
     the ends of each piece's bounding capsule."""
-    robot, _, sc, buf = unpack(hm, hw)
     fk(robot.model, q, buf.link_poses)
     piece_poses(buf.link_poses, robot.piece_link, robot.piece_pose, buf.piece_poses)
     aabb = robot.tab.aabb
@@ -249,11 +199,10 @@ def pose_pieces(hm, hw, q):
     sc.counts[STATES] += 1
 
 
-@kernel
-def pose_capsules(hm, hw):
+@inline_kernel
+def pose_capsules(robot, buf):
     """The world pose of every piece's bounding capsule (for traversals with the capsules
     as the query: the edge checks' cheap first bound)."""
-    robot, _, _, buf = unpack(hm, hw)
     P = buf.piece_poses
     for p in range(P.shape[0]):
         B = robot.cap_pose[p]
@@ -269,6 +218,16 @@ def pose_capsules(hm, hw):
         T[3, 1] = 0.0
         T[3, 2] = 0.0
         T[3, 3] = 1.0
+
+
+@hot_kernel
+def pose(hm, hw, q, capsules):
+    """Pose configuration q in the workspace: `pose_pieces`, and with `capsules` the
+    bounding capsules' poses (`pose_capsules`)."""
+    robot, _, sc, buf = unpack(hm, hw)
+    pose_pieces(robot, sc, buf, q)
+    if capsules:
+        pose_capsules(robot, buf)
 
 
 @hot_kernel
@@ -290,14 +249,15 @@ def _capsule_gap(cap_w0, cap_w1, params, ia, ib):
 
 
 # ---------------------------------------------------------------------------------------
-# the scene traversal, compiled into its callers here (module doc)
+# the two heavy parts, compiled once each
 
-_traverse = traverse  # inline_kernel(traverse_body)
+_traverse = inline_kernel(traverse_body)
 
 # which rows of the robot a traversal queries with
 CAPSULES = 0  # the pieces' bounding capsules (posed by buf.cap_poses)
 OUTER = 1  # the pieces' outer hulls
 PIECES = 2  # the pieces themselves
+ENVELOPE = 3  # the pieces, with their front envelopes (buf.env_lo, env_hi) as boxes
 
 # Constants passed on as arguments go through np.int64 / np.bool_: numba compiles a callee
 # once per *literal* value it is called with (a constant argument is typed as a literal),
@@ -309,120 +269,34 @@ NO = np.bool_(False)
 AS_CAPSULES = np.int64(CAPSULES)
 AS_OUTER = np.int64(OUTER)
 AS_PIECES = np.int64(PIECES)
+AS_ENVELOPE = np.int64(ENVELOPE)
 MODE_COLLIDE = np.int64(COLLIDE)
 MODE_DISTANCE = np.int64(DISTANCE)
 MODE_LEAVES = np.int64(LEAVES)
 
 
-@kernel
-def _query(hm, hw, mode, which, i0, i1, bound, flag):
-    """One traversal of the scene by pieces [i0, i1) (as `which`: CAPSULES, OUTER or
-    PIECES), each from its rows of the front list (buf.ranges); see kernels/traversal.py
-    for mode, bound and flag. Returns the traversal's result."""
+@hot_kernel
+def query(hm, hw, mode, which, i0, i1, bound, flag):
+    """One traversal of the scene by pieces [i0, i1) (as `which`: CAPSULES, OUTER, PIECES,
+    or ENVELOPE: the pieces' front envelopes as the query boxes, for LEAVES), each from its
+    rows of the front list (buf.ranges; none for ENVELOPE); see kernels/traversal.py for
+    mode, bound and flag. Returns the traversal's result."""
     robot, scene, sc, buf = unpack(hm, hw)
+    poses = buf.cap_poses if which == CAPSULES else buf.piece_poses
+    tab = robot.tab
     if which == CAPSULES:
         tab = robot.caps
-        poses = buf.cap_poses
-    else:
-        tab = robot.outer if which == OUTER else robot.tab
-        poses = buf.piece_poses
-    return _traverse(
-        scene, mode, tab, poses, buf.plo, buf.phi, i0, i1, buf.front, buf.ranges, bound,
-        flag, sc, False,
-    )  # fmt: skip
-
-
-# ---------------------------------------------------------------------------------------
-# front lists: where a piece's last traversal found leaves, reused while the piece stays
-# inside the box it was recorded for
+    elif which == OUTER:
+        tab = robot.outer
+    lo = buf.env_lo if which == ENVELOPE else buf.plo
+    hi = buf.env_hi if which == ENVELOPE else buf.phi
+    seeds = buf.front[0:0] if which == ENVELOPE else buf.front
+    ranges = buf.ranges[0:0] if which == ENVELOPE else buf.ranges
+    return _traverse(scene, mode, tab, poses, lo, hi, i0, i1, seeds, ranges, bound, flag, sc, False)
 
 
 @hot_kernel
-def _contains(lo, hi, i, qlo, qhi, j, pad):
-    for k in range(3):
-        if qlo[j, k] - pad < lo[i, k] or qhi[j, k] + pad > hi[i, k]:
-            return False
-    return True
-
-
-@kernel
-def _build_front(hm, hw, i, bound, delta):
-    """Record piece i's front for the envelope "piece box grown by bound + delta" (delta:
-    how far the piece may move in the queries to come): the group-BVH leaves overlapping
-    it, when there are at most F. Returns the rows [a, b) of buf.front (empty: root)."""
-    robot, scene, sc, buf = unpack(hm, hw)
-    F = buf.front.shape[0] // buf.front_n.shape[0]
-    g = bound + delta
-    for k in range(3):
-        buf.env_lo[i, k] = buf.plo[i, k] - g
-        buf.env_hi[i, k] = buf.phi[i, k] + g
-    m = _traverse(
-        scene, MODE_LEAVES, robot.tab, buf.piece_poses, buf.env_lo, buf.env_hi, i, i + 1,
-        buf.front[0:0], buf.ranges[0:0], 0.0, NO, sc, False,
-    )  # fmt: skip
-    if m < 0 or m > F:
-        buf.front_n[i] = -1
-        return 0, 0
-    for j in range(m):
-        buf.front[i * F + j, 0] = BV
-        buf.front[i * F + j, 1] = sc.out[j]
-    if m == 0:  # nothing near: one entry that stands for nothing (empty would mean root)
-        buf.front[i * F, 0] = NONE
-        buf.front[i * F, 1] = 0
-    buf.front_n[i] = m
-    sc.counts[FRONT_BUILDS] += 1
-    return i * F, i * F + max(m, 1)
-
-
-@kernel
-def _set_ranges(hm, hw, i0, i1, bound, delta):
-    """For each piece i in [i0, i1), the rows buf.ranges[i] of buf.front its traversal
-    under `bound` starts from (an empty range: the root).
-
-    Its front (the group-BVH leaves overlapping the front's envelope box) when the piece's
-    box grown by `bound` lies inside that envelope: every leaf a traversal from the root
-    would reach is in the front, so the answer is the same. Otherwise, when delta > 0, a new
-    front (`_build_front`); else the root."""
-    _, _, sc, buf = unpack(hm, hw)
-    F = buf.front.shape[0] // buf.front_n.shape[0]
-    for i in range(i0, i1):
-        n = buf.front_n[i]
-        if n >= 0 and _contains(buf.env_lo, buf.env_hi, i, buf.plo, buf.phi, i, bound):
-            sc.counts[FRONT_HITS] += 1
-            buf.ranges[i, 0] = i * F
-            buf.ranges[i, 1] = i * F + max(n, 1)
-        elif delta > 0.0:
-            a, b = _build_front(hm, hw, i, bound, delta)
-            buf.ranges[i, 0] = a
-            buf.ranges[i, 1] = b
-        else:
-            buf.ranges[i, 0] = 0
-            buf.ranges[i, 1] = 0
-
-
-# ---------------------------------------------------------------------------------------
-# boolean checks
-
-
-@kernel
-def pieces_hit(hm, hw, i0, i1, margin, delta):
-    """True when a piece in [i0, i1) (posed in buf) is within `margin` of the scene (or the
-    traversal overflowed: an answer that cannot be certified counts as a collision). One
-    traversal for all of them, each piece from its own front; the outer hulls first: when
-    they touch nothing, neither do the pieces."""
-    _, _, sc, _ = unpack(hm, hw)
-    _set_ranges(hm, hw, i0, i1, margin, delta)
-    for which in (OUTER, PIECES):
-        n = _query(hm, hw, MODE_COLLIDE, which, i0, i1, margin, YES)
-        if n == 0:
-            return False
-        for o in range(sc.hit.shape[0]):  # the scratch's contract: all 0 between queries
-            sc.hit[o] = 0
-    return True
-
-
-@kernel
-def _self_test(hm, hw, which, ia, ib, bound, boolean):
+def self_test(hm, hw, which, ia, ib, bound, boolean):
     """Pieces ia, ib (OUTER or PIECES) warm started from the pair's last direction: with
     `boolean`, pair_overlap under margin `bound` (returns 1 or 0); else pair_separation
     under `bound` into sc.tmp (returns its status)."""
@@ -439,44 +313,105 @@ def _self_test(hm, hw, which, ia, ib, bound, boolean):
     return r
 
 
-@kernel
-def pair_hits(hm, hw, j, margin):
-    """True when self pair j's links are within `margin` of each other: bounding balls,
-    then capsules, then outer hulls, then the pieces."""
+# ---------------------------------------------------------------------------------------
+# front lists: where a piece's last traversal found leaves, reused while the piece stays
+# inside the box it was recorded for
+
+
+@hot_kernel
+def _contains(lo, hi, i, qlo, qhi, j, pad):
+    for k in range(3):
+        if qlo[j, k] - pad < lo[i, k] or qhi[j, k] + pad > hi[i, k]:
+            return False
+    return True
+
+
+@inline_kernel
+def set_ranges(hm, hw, sc, buf, i0, i1, bound, delta):
+    """For each piece i in [i0, i1), the rows buf.ranges[i] of buf.front its traversal
+    under `bound` starts from (an empty range: the root).
+
+    Its front (the group-BVH leaves overlapping the front's envelope box) when the piece's
+    box grown by `bound` lies inside that envelope: every leaf a traversal from the root
+    would reach is in the front, so the answer is the same. Otherwise, when delta > 0 (how
+    far the piece may move in the queries to come), a new front for the envelope "piece box
+    grown by bound + delta", if it has at most F leaves; else the root."""
+    F = buf.front.shape[0] // buf.front_n.shape[0]
+    for i in range(i0, i1):
+        n = buf.front_n[i]
+        buf.ranges[i, 0] = 0
+        buf.ranges[i, 1] = 0
+        if n >= 0 and _contains(buf.env_lo, buf.env_hi, i, buf.plo, buf.phi, i, bound):
+            sc.counts[FRONT_HITS] += 1
+            buf.ranges[i, 0] = i * F
+            buf.ranges[i, 1] = i * F + max(n, 1)
+            continue
+        if delta <= 0.0:
+            continue
+        g = bound + delta
+        for k in range(3):
+            buf.env_lo[i, k] = buf.plo[i, k] - g
+            buf.env_hi[i, k] = buf.phi[i, k] + g
+        m = query(hm, hw, MODE_LEAVES, AS_ENVELOPE, i, i + 1, 0.0, NO)
+        if m < 0 or m > F:
+            buf.front_n[i] = -1
+            continue
+        for j in range(m):
+            buf.front[i * F + j, 0] = BV
+            buf.front[i * F + j, 1] = sc.out[j]
+        if m == 0:  # nothing near: one entry that stands for nothing (empty means root)
+            buf.front[i * F, 0] = NONE
+            buf.front[i * F, 1] = 0
+        buf.front_n[i] = m
+        sc.counts[FRONT_BUILDS] += 1
+        buf.ranges[i, 0] = i * F
+        buf.ranges[i, 1] = i * F + max(m, 1)
+
+
+# ---------------------------------------------------------------------------------------
+# boolean checks
+
+
+@hot_kernel
+def posed_collides(hm, hw, margin, self_collision, delta):
+    """True when the configuration posed in buf collides (within margin): every piece
+    against the scene in one traversal (each from its own front; the outer hulls first:
+    when they touch nothing, neither do the pieces), then the self pairs (bounding balls,
+    capsules, outer hulls, pieces); returns at the first collision. A traversal overflow
+    counts as a collision (what cannot be certified is not free)."""
     robot, _, sc, buf = unpack(hm, hw)
-    a = robot.pairs[j, 0]
-    b = robot.pairs[j, 1]
+    n_pieces = np.int64(robot.piece_link.shape[0])
+    set_ranges(hm, hw, sc, buf, ROW0, n_pieces, margin, delta)
+    hit = True
+    for which in (AS_OUTER, AS_PIECES):
+        if hit and query(hm, hw, MODE_COLLIDE, which, ROW0, n_pieces, margin, YES) == 0:
+            hit = False
+        for o in range(sc.hit.shape[0]):  # the scratch's contract: all 0 between queries
+            sc.hit[o] = 0
+    if hit:
+        return True
+    if not self_collision:
+        return False
     P = buf.piece_poses
     brad = robot.tab.brad
-    for ia in range(np.int64(robot.link_start[a]), np.int64(robot.link_start[a + 1])):
-        for ib in range(np.int64(robot.link_start[b]), np.int64(robot.link_start[b + 1])):
-            dx = P[ia, 0, 3] - P[ib, 0, 3]
-            dy = P[ia, 1, 3] - P[ib, 1, 3]
-            dz = P[ia, 2, 3] - P[ib, 2, 3]
-            rr = brad[ia] + brad[ib] + margin
-            if dx * dx + dy * dy + dz * dz > rr * rr:
-                continue
-            if _capsule_gap(buf.cap_w0, buf.cap_w1, robot.caps.params, ia, ib) > margin:
-                continue
-            sc.counts[SELF_TESTS] += 1
-            if _self_test(hm, hw, AS_OUTER, ia, ib, margin, YES) == 0:
-                continue
-            if _self_test(hm, hw, AS_PIECES, ia, ib, margin, YES) == 1:
-                return True
-    return False
-
-
-@kernel
-def posed_collides(hm, hw, margin, self_collision, delta):
-    """True when the configuration posed in buf collides (within margin): every collision
-    link against the scene, then the self pairs; returns at the first collision."""
-    robot, _, _, _ = unpack(hm, hw)
-    if pieces_hit(hm, hw, ROW0, np.int64(robot.piece_link.shape[0]), margin, delta):
-        return True
-    if self_collision:
-        for j in range(robot.pairs.shape[0]):
-            if pair_hits(hm, hw, j, margin):
-                return True
+    for j in range(robot.pairs.shape[0]):
+        a = robot.pairs[j, 0]
+        b = robot.pairs[j, 1]
+        for ia in range(np.int64(robot.link_start[a]), np.int64(robot.link_start[a + 1])):
+            for ib in range(np.int64(robot.link_start[b]), np.int64(robot.link_start[b + 1])):
+                dx = P[ia, 0, 3] - P[ib, 0, 3]
+                dy = P[ia, 1, 3] - P[ib, 1, 3]
+                dz = P[ia, 2, 3] - P[ib, 2, 3]
+                rr = brad[ia] + brad[ib] + margin
+                if dx * dx + dy * dy + dz * dz > rr * rr:
+                    continue
+                if _capsule_gap(buf.cap_w0, buf.cap_w1, robot.caps.params, ia, ib) > margin:
+                    continue
+                sc.counts[SELF_TESTS] += 1
+                if self_test(hm, hw, AS_OUTER, ia, ib, margin, YES) == 0:
+                    continue
+                if self_test(hm, hw, AS_PIECES, ia, ib, margin, YES) == 1:
+                    return True
     return False
 
 
@@ -484,25 +419,8 @@ def posed_collides(hm, hw, margin, self_collision, delta):
 # distances
 
 
-@kernel
-def _nearest(hm, hw, which, i0, i1, need):
-    """(d, slot): pieces [i0, i1) (as `which`) against the scene, nearest only, under
-    `need`: d when <= need, else (inf, -1); (-inf, -1) when the traversal overflowed (counts
-    as a collision). The query boxes are the pieces': a bound of the pieces, which is what
-    matters (a node pruned by them holds nothing within need of the pieces)."""
-    _, _, sc, _ = unpack(hm, hw)
-    arg = _query(hm, hw, MODE_DISTANCE, which, i0, i1, need, NO)
-    if arg == OVERFLOW:
-        return -math.inf, -1
-    if arg < 0:
-        return math.inf, -1
-    d = sc.best[arg, 0]
-    sc.best[arg, 0] = math.inf  # the scratch's contract: inf between queries
-    return d, arg
-
-
-@kernel
-def link_distance(hm, hw, link, need, floor, delta):
+@inline_kernel
+def link_distance(hm, hw, robot, sc, buf, link, need, floor, delta):
     """(d, final, slot): a lower bound d on the distance from `link` to the scene.
 
     Cheap bounds first: the pieces' bounding capsules, then their outer hulls (both contain
@@ -515,29 +433,31 @@ def link_distance(hm, hw, link, need, floor, delta):
     slot: the nearest object. d <= floor only comes from the pieces themselves; an overlap
     gives some d <= 0; a traversal overflow -inf (a collision: what cannot be certified is
     not free). The capsules' poses must be current (`pose_capsules`)."""
-    robot, _, _, _ = unpack(hm, hw)
     i0 = np.int64(robot.link_start[link])
     i1 = np.int64(robot.link_start[link + 1])
-    _set_ranges(hm, hw, i0, i1, need, delta)
+    set_ranges(hm, hw, sc, buf, i0, i1, need, delta)
     enough = floor + GOOD_ENOUGH * (need - floor)
-    d, slot = _nearest(hm, hw, AS_CAPSULES, i0, i1, need)
-    if d > enough:
-        return (d, 1, slot) if slot >= 0 else (need, 0, -1)
-    d, slot = _nearest(hm, hw, AS_OUTER, i0, i1, need)
-    if d > floor:
-        return (d, 1, slot) if slot >= 0 else (need, 0, -1)
-    d, slot = _nearest(hm, hw, AS_PIECES, i0, i1, need)
-    if slot < 0 and d == math.inf:
-        return need, 0, -1
+    d = math.inf
+    slot = -1
+    for which in (AS_CAPSULES, AS_OUTER, AS_PIECES):
+        arg = query(hm, hw, MODE_DISTANCE, which, i0, i1, need, NO)
+        if arg == OVERFLOW:
+            return -math.inf, 1, -1
+        if arg < 0:
+            return need, 0, -1  # nothing within need, even for a bound of the pieces
+        d = sc.best[arg, 0]
+        sc.best[arg, 0] = math.inf  # the scratch's contract: inf between queries
+        slot = arg
+        if (which == CAPSULES and d > enough) or (which == OUTER and d > floor):
+            break
     return d, 1, slot
 
 
-@kernel
-def pair_distance_bound(hm, hw, j, need, floor):
+@inline_kernel
+def pair_distance_bound(hm, hw, robot, sc, buf, j, need, floor):
     """(d, final) for self pair j, as `link_distance` for a link: bounding balls and
     capsules first (a capsule distance giving GOOD_ENOUGH is taken as the bound), then the
     outer hulls, the pieces only where those come within floor."""
-    robot, _, sc, buf = unpack(hm, hw)
     a = robot.pairs[j, 0]
     b = robot.pairs[j, 1]
     P = buf.piece_poses
@@ -561,29 +481,30 @@ def pair_distance_bound(hm, hw, j, need, floor):
                 final = 1
                 continue
             sc.counts[SELF_TESTS] += 1
-            if _self_test(hm, hw, AS_OUTER, ia, ib, best, NO) == LOWER_BOUND:
-                continue
-            d = sc.tmp[0]
-            if d <= floor:
-                if _self_test(hm, hw, AS_PIECES, ia, ib, best, NO) == LOWER_BOUND:
-                    continue
+            d = best
+            for which in (AS_OUTER, AS_PIECES):
+                if self_test(hm, hw, which, ia, ib, best, NO) == LOWER_BOUND:
+                    d = math.inf
+                    break
                 d = sc.tmp[0]
+                if d > floor:
+                    break
             if d <= best:
                 best = d
                 final = 1
     return best, final
 
 
-@kernel
+@hot_kernel
 def body_distance(hm, hw, b, need, floor, delta):
-    """(d, final, slot) of body b (a link against the scene, or a self pair): see
-    `link_distance`."""
-    robot, _, sc, _ = unpack(hm, hw)
+    """(d, final, slot) of body b (a link against the scene, or a self pair) in the
+    configuration posed in the workspace: see `link_distance`."""
+    robot, _, sc, buf = unpack(hm, hw)
     sc.counts[DIST_QUERIES] += 1
     nl = robot.body_link.shape[0]
     if b < nl:
-        return link_distance(hm, hw, robot.body_link[b], need, floor, delta)
-    d, final = pair_distance_bound(hm, hw, b - nl, need, floor)
+        return link_distance(hm, hw, robot, sc, buf, robot.body_link[b], need, floor, delta)
+    d, final = pair_distance_bound(hm, hw, robot, sc, buf, b - nl, need, floor)
     return d, final, -1
 
 
@@ -591,27 +512,28 @@ def body_distance(hm, hw, b, need, floor, delta):
 # entry points for one configuration (from Python, through address tables)
 
 
-@kernel
+@hot_kernel
 def state_check(hm, hw, q, margin, self_collision):
     """FREE or COLLISION for configuration q (dof,), or BAD_Q + code (see q_code)."""
-    code = q_code(hm, q)
+    robot = robot_at(hm)
+    code = q_code(robot, q)
     if code != FREE:
         return code
-    pose_pieces(hm, hw, q)
+    pose(hm, hw, q, NO)
     return COLLISION if posed_collides(hm, hw, margin, self_collision, 0.0) else FREE
 
 
-@kernel
+@hot_kernel
 def state_distances(hm, hw, q, need, out):
     """Each body's distance at q under its cap need (n_bodies,): out (n_bodies, 3) rows
     (d, final, slot) as `body_distance` gives them with floor = need (so every d <= need
     is the pieces' own distance; final 0: the body is farther than need). Returns FREE, or
     BAD_Q + code."""
-    code = q_code(hm, q)
+    robot = robot_at(hm)
+    code = q_code(robot, q)
     if code != FREE:
         return code
-    pose_pieces(hm, hw, q)
-    pose_capsules(hm, hw)
+    pose(hm, hw, q, YES)
     for b in range(out.shape[0]):
         d, final, slot = body_distance(hm, hw, b, need[b], need[b], 0.0)
         out[b, 0] = d

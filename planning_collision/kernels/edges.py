@@ -18,8 +18,9 @@
 - CA (conservative advancement, FCL): from t = 0, advance by the smallest window of all
   bodies until t >= 1 (free) or a body is within padding + eta (collision at toc = t).
 
-Every method returns (status, last_valid_t, toc, n_queries): status FREE or COLLISION (or
-UNDECIDED when the query budget ran out: treated as a collision by callers);
+The methods are compiled into one entry point, `edge_check` (kernels/checker.py says why
+the code is cut so). Every method returns (status, last_valid_t, toc, n_queries): status
+FREE or COLLISION (or UNDECIDED when the query budget ran out: treated as a collision by callers);
 last_valid_t: the edge is free on [0, last_valid_t]; toc: the t where a collision was
 found (NaN when free): for CA the first contact within eta, for DICHOTOMY and DISCRETE
 some colliding t, not necessarily the first.
@@ -29,19 +30,19 @@ import math
 
 import numpy as np
 
-from ._jit import hot_kernel, inline_kernel, kernel
+from ._jit import hot_kernel, inline_kernel
 from .checker import (
     COLLISION,
     EDGES,
     ENDPOINT_HITS,
     FREE,
+    NO,
+    YES,
     body_distance,
-    pose_capsules,
-    pose_pieces,
+    pose,
     posed_collides,
     q_code,
-    robot_at,
-    work_at,
+    unpack,
 )
 
 DISCRETE = 0
@@ -188,68 +189,42 @@ def _set_q(buf, q0, q1, t):
 # evaluating the bodies at one t
 
 
-@kernel
-def _evaluate(hm, hw, q0, q1, t, pad, eta, nb, use_cache, to_end):
-    """Pose the configuration at t and bound the distance of every body that still has an
-    uncovered interval around t; cut each body's window from its intervals.
+@inline_kernel
+def _bound_body(hm, hw, sc, buf, b, t, lo, hi, slot, pad, eta, use_cache):
+    """(d, exact, queried): body b's distance bound at the posed t, capped at what covers
+    its interval [lo, hi] around t; through the endpoint cache when slot >= 0."""
+    mu = buf.mu[b]
+    h = max(t - lo, hi - t)
+    need = pad + eta + mu * h
+    if slot >= 0 and (buf.ec_exact[slot, b] == 1 or buf.ec_d[slot, b] >= need):
+        sc.counts[ENDPOINT_HITS] += 1
+        return buf.ec_d[slot, b], buf.ec_exact[slot, b], 0
+    delta = min(mu * h, FRONT_REACH) if use_cache else 0.0
+    d, exact, _ = body_distance(hm, hw, b, need, pad + eta, delta)
+    if slot >= 0:
+        buf.ec_d[slot, b] = d
+        buf.ec_exact[slot, b] = exact
+    return d, exact, 1
 
-    The cap of a body's query is what would cover its whole interval around t (to_end: the
-    rest of the edge, [t, 1], for CA). At t = 0 and t = 1 the distances go through the
-    endpoint cache. Returns (status, queries): COLLISION when a body is within pad + eta
-    (buf.d holds the distances), else FREE."""
-    sc, buf = work_at(hw)
+
+@inline_kernel
+def _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, endpoints):
+    """Pose the configuration at t (pieces and capsules); returns its endpoint-cache slot
+    (-1 when t is not an end of the edge, `endpoints` says it may be, or caching is off)."""
     _set_q(buf, q0, q1, t)
-    pose_pieces(hm, hw, buf.q)
-    pose_capsules(hm, hw)
-    slot = -1
-    hit = False
-    if use_cache and (t == 0.0 or t == 1.0):
-        slot, hit = _cache_slot(buf, buf.q)
-        if not hit:
-            _cache_claim(buf, slot, buf.q, nb)
-    nq = 0
-    status = FREE
-    for b in range(nb):
-        mu = buf.mu[b]
-        if to_end:
-            lo = t
-            hi = 1.0
-        else:
-            k = _interval_at(buf, b, t)
-            if k < 0:
-                continue
-            lo = buf.ilo[b, k]
-            hi = buf.ihi[b, k]
-        h = max(t - lo, hi - t)
-        need = pad + eta + mu * h
-        if slot >= 0 and (buf.ec_exact[slot, b] == 1 or buf.ec_d[slot, b] >= need):
-            d = buf.ec_d[slot, b]
-            exact = buf.ec_exact[slot, b]
-            sc.counts[ENDPOINT_HITS] += 1
-        else:
-            delta = min(mu * h, FRONT_REACH) if use_cache else 0.0
-            d, exact, _ = body_distance(hm, hw, b, need, pad + eta, delta)
-            nq += 1
-            if slot >= 0:
-                buf.ec_d[slot, b] = d
-                buf.ec_exact[slot, b] = exact
-        buf.d[b] = d
-        buf.exact[b] = exact
-        # a lower bound (exact 0) means "farther than need", and need > pad + eta
-        if exact == 1 and d <= pad + eta:
-            status = COLLISION
-            continue
-        r = math.inf if mu == 0.0 else (d - pad - 0.5 * eta) / mu
-        if not to_end:
-            _cut(buf, b, t - r, t + r)
-    return status, nq
+    pose(hm, hw, buf.q, YES)
+    if not (use_cache and endpoints and (t == 0.0 or t == 1.0)):
+        return -1
+    slot, hit = _cache_slot(buf, buf.q)
+    if not hit:
+        _cache_claim(buf, slot, buf.q, nb)
+    return slot
 
 
-@kernel
-def _motion_bounds(hm, hw, q0, q1):
+@inline_kernel
+def _motion_bounds(robot, buf, q0, q1):
     """buf.mu = R |q1 - q0|; returns the largest."""
-    R = robot_at(hm).R
-    _, buf = work_at(hw)
+    R = robot.R
     top = 0.0
     for b in range(R.shape[0]):
         s = 0.0
@@ -260,56 +235,74 @@ def _motion_bounds(hm, hw, q0, q1):
     return top
 
 
-@inline_kernel
-def _reset_intervals(buf, nb):
-    for b in range(nb):
-        buf.ilo[b, 0] = 0.0
-        buf.ihi[b, 0] = 1.0
-        buf.icount[b] = 1
-
-
 # ---------------------------------------------------------------------------------------
 # the methods
 
 
-@kernel
+@hot_kernel
 def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
-    nb = robot_at(hm).R.shape[0]
-    _, buf = work_at(hw)
-    _reset_intervals(buf, nb)
+    """The DICHOTOMY method (module doc): the end state, the start, then the midpoint of the
+    largest uncovered interval of any body until none is left or a body is in contact."""
+    robot, _, sc, buf = unpack(hm, hw)
+    nb = robot.R.shape[0]
+    for b in range(nb):
+        buf.ilo[b, 0] = 0.0
+        buf.ihi[b, 0] = 1.0
+        buf.icount[b] = 1
     nq = 0
-    for t in (1.0, 0.0):  # the end state first: RRT-family planners validate it only here
-        st, n = _evaluate(hm, hw, q0, q1, t, pad, eta, nb, use_cache, False)
-        nq += n
-        if st == COLLISION and (t == 1.0 or check_start):
-            return COLLISION, (0.0 if t == 0.0 else _free_prefix(buf, nb)), t, nq
+    step = 0
     while True:
-        b, k = _largest(buf, nb)
-        if b < 0:
-            return FREE, 1.0, math.nan, nq
-        if nq >= budget:
-            return UNDECIDED, _free_prefix(buf, nb), math.nan, nq
-        # the midpoint (bisection order: an obstacle in the middle is found first); when b's
-        # interval list is nearly full (a body grazing an obstacle along the motion), the
-        # interval's start, whose window only shortens it
-        if buf.icount[b] < buf.ilo.shape[1] - 1:
-            s = 0.5 * (buf.ilo[b, k] + buf.ihi[b, k])
+        if step == 0:
+            t = 1.0  # the end state first: RRT-family planners validate it only here
+        elif step == 1:
+            t = 0.0
         else:
-            s = buf.ilo[b, k]
-        st, n = _evaluate(hm, hw, q0, q1, s, pad, eta, nb, use_cache, False)
-        nq += n
-        if st == COLLISION:
-            return COLLISION, _free_prefix(buf, nb), s, nq
+            bb, kk = _largest(buf, nb)
+            if bb < 0:
+                return FREE, 1.0, math.nan, nq
+            if nq >= budget:
+                return UNDECIDED, _free_prefix(buf, nb), math.nan, nq
+            # the midpoint (bisection order: an obstacle in the middle is found first); when
+            # b's interval list is nearly full (a body grazing an obstacle along the motion),
+            # the interval's start, whose window only shortens it
+            if buf.icount[bb] < buf.ilo.shape[1] - 1:
+                t = 0.5 * (buf.ilo[bb, kk] + buf.ihi[bb, kk])
+            else:
+                t = buf.ilo[bb, kk]
+        step += 1
+        slot = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, step <= 2)
+        collided = False
+        for b in range(nb):
+            k = _interval_at(buf, b, t)
+            if k < 0:
+                continue
+            d, exact, queried = _bound_body(
+                hm, hw, sc, buf, b, t, buf.ilo[b, k], buf.ihi[b, k], slot, pad, eta, use_cache
+            )
+            nq += queried
+            buf.d[b] = d
+            buf.exact[b] = exact
+            # a lower bound (exact 0) means "farther than need", and need > pad + eta
+            if exact == 1 and d <= pad + eta:
+                collided = True
+                continue
+            mu = buf.mu[b]
+            r = math.inf if mu == 0.0 else (d - pad - 0.5 * eta) / mu
+            _cut(buf, b, t - r, t + r)
+        if collided and (t != 0.0 or check_start):
+            if t == 0.0:
+                return COLLISION, 0.0, 0.0, nq
+            return COLLISION, _free_prefix(buf, nb), t, nq
 
 
-@kernel
+@hot_kernel
 def advance(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
     """Conservative advancement, per body: body b is certified free on [0, t_b]; the
     configuration at t = min_b t_b is evaluated for the bodies whose t_b is t (the others
     are certified past it), each advancing by its own window. The first t where a body is
     within pad + eta is the first contact (every body was certified free before it)."""
-    nb = robot_at(hm).R.shape[0]
-    sc, buf = work_at(hw)
+    robot, _, sc, buf = unpack(hm, hw)
+    nb = robot.R.shape[0]
     frontier = buf.ilo[:, 0]  # t_b, certified [0, t_b]
     for b in range(nb):
         frontier[b] = 0.0
@@ -318,34 +311,19 @@ def advance(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
     last = 0.0
     nq = 0
     while True:
-        _set_q(buf, q0, q1, t)
-        pose_pieces(hm, hw, buf.q)
-        pose_capsules(hm, hw)
-        slot = -1
-        if use_cache and t == 0.0:
-            slot, hit = _cache_slot(buf, buf.q)
-            if not hit:
-                _cache_claim(buf, slot, buf.q, nb)
+        slot = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, t == 0.0)
         for b in range(nb):
             if frontier[b] > t:
                 continue
-            mu = buf.mu[b]
-            need = pad + eta + mu * (1.0 - t)
-            if slot >= 0 and (buf.ec_exact[slot, b] == 1 or buf.ec_d[slot, b] >= need):
-                d = buf.ec_d[slot, b]
-                exact = buf.ec_exact[slot, b]
-                sc.counts[ENDPOINT_HITS] += 1
-            else:
-                delta = min(mu * (1.0 - t), FRONT_REACH) if use_cache else 0.0
-                d, exact, _ = body_distance(hm, hw, b, need, pad + eta, delta)
-                nq += 1
-                if slot >= 0:
-                    buf.ec_d[slot, b] = d
-                    buf.ec_exact[slot, b] = exact
+            d, exact, queried = _bound_body(
+                hm, hw, sc, buf, b, t, t, 1.0, slot, pad, eta, use_cache
+            )
+            nq += queried
             if exact == 1 and d <= pad + eta:
                 if t > 0.0 or check_start:
                     return COLLISION, last, t, nq
                 return COLLISION, 0.0, 0.0, nq  # a colliding start cannot be advanced from
+            mu = buf.mu[b]
             frontier[b] = math.inf if mu == 0.0 else t + (d - pad - 0.5 * eta) / mu
         last = t
         t = 1.0
@@ -357,73 +335,78 @@ def advance(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
             return UNDECIDED, last, math.nan, nq
 
 
-@kernel
-def _state_collides(hm, hw, q0, q1, t, pad, self_collision):
-    _, buf = work_at(hw)
-    _set_q(buf, q0, q1, t)
-    pose_pieces(hm, hw, buf.q)
-    return posed_collides(hm, hw, pad, self_collision, 0.0)
-
-
-@kernel
-def discrete(hm, hw, q0, q1, pad, n, check_start, self_collision, first):
-    """States t = j / n: the end state, the start (check_start), then j = 1 .. n-1 in
-    OMPL's bisection order. On a collision with `first`, last_valid_t and toc come from the
-    states in order up to it (the first colliding one); without, from the one found."""
-    if _state_collides(hm, hw, q0, q1, 1.0, pad, self_collision):
-        return _hit(hm, hw, q0, q1, pad, n, n, self_collision, first, np.int64(1))
-    if check_start and _state_collides(hm, hw, q0, q1, 0.0, pad, self_collision):
-        return COLLISION, 0.0, 0.0, 2
-    _, buf = work_at(hw)
+@inline_kernel
+def _pop_state(buf, n, check_start, step, head, size):
+    """The discrete method's next state index and queue (head, size): step 0 the end state
+    (index n), step 1 the start (0, when checked), then OMPL's bisection order over 1..n-1
+    from the FIFO of index ranges in buf.queue. Returns (index or -1 when done, head, size)."""
     Q = buf.queue
     cap = Q.shape[0]
+    if step == 0:
+        if n >= 2:
+            Q[0, 0] = 1
+            Q[0, 1] = n - 1
+            size = 1
+        return n, head, size
+    if step == 1 and check_start:
+        return 0, head, size
+    if size == 0:
+        return -1, head, size
+    a = Q[head, 0]
+    c = Q[head, 1]
+    head = (head + 1) % cap
+    size -= 1
+    mid = (a + c) // 2
+    for side in range(2):
+        lo = a if side == 0 else mid + 1
+        hi = mid - 1 if side == 0 else c
+        if lo <= hi and size < cap:  # never full for n <= 2 cap (see `discrete`)
+            tail = (head + size) % cap
+            Q[tail, 0] = lo
+            Q[tail, 1] = hi
+            size += 1
+    return mid, head, size
+
+
+@hot_kernel
+def discrete(hm, hw, q0, q1, pad, n, check_start, self_collision, first):
+    """States t = j / n: the end state, the start (check_start), then j = 1 .. n-1 in
+    OMPL's bisection order (the queue holds n / 2 ranges at most: n <= 2 * len(buf.queue),
+    which the caller ensures). On a collision with `first`, last_valid_t and toc come from
+    the states in order up to it (the first colliding one); without, from the one found."""
+    _, _, _, buf = unpack(hm, hw)
     head = 0
     size = 0
-    checked = 2
-    if n >= 2:
-        Q[0, 0] = 1
-        Q[0, 1] = n - 1
-        size = 1
-    while size > 0:
-        a = Q[head, 0]
-        c = Q[head, 1]
-        head = (head + 1) % cap
-        size -= 1
-        mid = (a + c) // 2
+    step = 0
+    checked = 0
+    found = -1
+    while True:
+        j, head, size = _pop_state(buf, n, check_start, step, head, size)
+        step += 1
+        if j < 0:
+            break
         checked += 1
-        if _state_collides(hm, hw, q0, q1, mid / n, pad, self_collision):
-            return _hit(hm, hw, q0, q1, pad, n, mid, self_collision, first, checked)
-        for side in range(2):
-            lo = a if side == 0 else mid + 1
-            hi = mid - 1 if side == 0 else c
-            if lo > hi:
-                continue
-            if size < cap:
-                tail = (head + size) % cap
-                Q[tail, 0] = lo
-                Q[tail, 1] = hi
-                size += 1
-                continue
-            for j in range(lo, hi + 1):  # the queue is full: check the range in order
-                checked += 1
-                if _state_collides(hm, hw, q0, q1, j / n, pad, self_collision):
-                    return _hit(hm, hw, q0, q1, pad, n, j, self_collision, first, checked)
-    return FREE, 1.0, math.nan, checked
-
-
-@kernel
-def _hit(hm, hw, q0, q1, pad, n, found, self_collision, first, checked):
-    """The discrete result once state `found` (of n) collides, after `checked` states; with
-    `first`, the states before it are checked in order to find the first colliding one."""
+        _set_q(buf, q0, q1, j / n)
+        pose(hm, hw, buf.q, NO)
+        if posed_collides(hm, hw, pad, self_collision, 0.0):
+            found = j
+            break
+    if found < 0:
+        return FREE, 1.0, math.nan, checked
+    if found == 0:
+        return COLLISION, 0.0, 0.0, checked
     if first:
-        for j in range(1, found):
+        # the states before it, in order: the first colliding one
+        for j in range(1, found + 1):
             checked += 1
-            if _state_collides(hm, hw, q0, q1, j / n, pad, self_collision):
+            _set_q(buf, q0, q1, j / n)
+            pose(hm, hw, buf.q, NO)
+            if j == found or posed_collides(hm, hw, pad, self_collision, 0.0):
                 return COLLISION, (j - 1) / n, j / n, checked
     return COLLISION, (found - 1) / n, found / n, checked
 
 
-@kernel
+@hot_kernel
 def edge_check(
     hm, hw, q0, q1, method, pad, eta, n_steps, check_start, use_cache, budget, first, out
 ):
@@ -431,21 +414,20 @@ def edge_check(
     out[0:4] = (status, last_valid_t, toc, n_queries). first: DISCRETE looks for the first
     colliding state (else any). Returns FREE, or BAD_Q + code for a bad q0 (code) or q1
     (code + 2 * dof + 2)."""
-    robot = robot_at(hm)
-    sc, _ = work_at(hw)
-    c = q_code(hm, q0)
+    robot, _, sc, buf = unpack(hm, hw)
+    c = q_code(robot, q0)
     if c != FREE:
         return c
-    c = q_code(hm, q1)
+    c = q_code(robot, q1)
     if c != FREE:
         return c + 2 * q0.shape[0] + 2
     sc.counts[EDGES] += 1
     self_collision = robot.pairs.shape[0] > 0
+    if method != DISCRETE and _motion_bounds(robot, buf, q0, q1) == 0.0:
+        method = DISCRETE  # no motion: a state check
+        n_steps = 1
     if method == DISCRETE:
         r = discrete(hm, hw, q0, q1, pad, n_steps, check_start, self_collision, first)
-    elif _motion_bounds(hm, hw, q0, q1) == 0.0:  # no motion: a state check
-        hit = _state_collides(hm, hw, q0, q1, 0.0, pad, self_collision)
-        r = (COLLISION, 0.0, 0.0, 1) if hit else (FREE, 1.0, math.nan, 1)
     elif method == DICHOTOMY:
         r = dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget)
     else:

@@ -20,7 +20,7 @@ import math
 
 from ._jit import hot_kernel
 from .gjk import LAM, SA, SB, WS_SIZE, W
-from .support import core_support_world
+from .support import support_world
 from .tolerances import EPA_ABS_TOL, EPA_REL_TOL, EPA_VISIBLE_TOL
 
 MAX_VERTS = 256
@@ -44,8 +44,8 @@ VISIBLE_TOL = EPA_VISIBLE_TOL
 
 @hot_kernel
 def _support(tab_a, ia, T_a, tab_b, ib, T_b, dx, dy, dz, tmp):
-    core_support_world(tab_a, ia, T_a, dx, dy, dz, 0, tmp, 0)
-    core_support_world(tab_b, ib, T_b, -dx, -dy, -dz, 0, tmp, 3)
+    support_world(tab_a, ia, T_a, dx, dy, dz, tmp, 0)
+    support_world(tab_b, ib, T_b, -dx, -dy, -dz, tmp, 3)
 
 
 @hot_kernel

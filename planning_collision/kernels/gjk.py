@@ -363,33 +363,39 @@ def gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, stop_above, stop_bel
     vz = v0z
     if vx * vx + vy * vy + vz * vz == 0.0:
         vx = 1.0
-    # first vertex: support of D along -v
-    ax, ay, az, bx, by, bz = _support_pair(a, ia, T_a, b, ib, T_b, -vx, -vy, -vz, ws)
-    ws[SA] = ax
-    ws[SA + 1] = ay
-    ws[SA + 2] = az
-    ws[SB] = bx
-    ws[SB + 1] = by
-    ws[SB + 2] = bz
-    ws[W] = ax - bx
-    ws[W + 1] = ay - by
-    ws[W + 2] = az - bz
-    ws[LAM] = 1.0
-    n = 1
-    vx = ws[W]
-    vy = ws[W + 1]
-    vz = ws[W + 2]
-    vv = vx * vx + vy * vy + vz * vz
-    for _ in range(MAX_ITER):
-        ws[V_OUT] = vx
-        ws[V_OUT + 1] = vy
-        ws[V_OUT + 2] = vz
-        vn = math.sqrt(vv)
-        if vn <= ZERO_TOL:
-            return OVERLAP, n, vn
-        if vn <= stop_below:
-            return WITHIN, n, vn
+    # one support site for the first vertex and the loop (each site inlines both shapes'
+    # whole support switch: a second one cost seconds of compile); n = 0: no vertex yet
+    n = 0
+    vv = 0.0
+    vn = 0.0
+    for _ in range(MAX_ITER + 1):
+        if n > 0:
+            ws[V_OUT] = vx
+            ws[V_OUT + 1] = vy
+            ws[V_OUT + 2] = vz
+            vn = math.sqrt(vv)
+            if vn <= ZERO_TOL:
+                return OVERLAP, n, vn
+            if vn <= stop_below:
+                return WITHIN, n, vn
         ax, ay, az, bx, by, bz = _support_pair(a, ia, T_a, b, ib, T_b, -vx, -vy, -vz, ws)
+        if n == 0:  # the first vertex: support of D along -v0
+            ws[SA] = ax
+            ws[SA + 1] = ay
+            ws[SA + 2] = az
+            ws[SB] = bx
+            ws[SB + 1] = by
+            ws[SB + 2] = bz
+            vx = ax - bx
+            vy = ay - by
+            vz = az - bz
+            ws[W] = vx
+            ws[W + 1] = vy
+            ws[W + 2] = vz
+            ws[LAM] = 1.0
+            n = 1
+            vv = vx * vx + vy * vy + vz * vz
+            continue
         wx = ax - bx
         wy = ay - by
         wz = az - bz

@@ -1,28 +1,29 @@
 """Many arrays into a compiled call as one table of addresses.
 
 Calling a numba entry point costs a type check and an unboxing per array argument: a
-scene, a robot and a workspace as namedtuples are about 60 arrays, 7 µs per call from
+scene, a robot and a workspace as namedtuples are about 110 arrays, 7 µs per call from
 Python — more than the check itself. So entry points the planner calls per state or per
 edge take one int64 table instead, a row per array: ``(address, ndim, shape0, shape1,
 shape2)``, built once (`array_table`), and rebuild the arrays inside the compiled code
-from the addresses (`carray`: no copy, no allocation). The caller must keep the arrays
-alive as long as the table is used (the checker holds them).
+from the addresses (no copy, no allocation). The caller must keep the arrays alive as
+long as the table is used (the checker holds them).
 
-The accessors read one row each with a fixed dtype and rank (`f64_2(h, k)`: float64, 2-D
-at row k); `shape_table_at`, `flat_scene_at`, `robot_model_at` and `scratch_at` rebuild the
-package's namedtuples from consecutive rows, in field order. `SPECS` says which dtype and
-rank each namedtuple's rows must have; `array_table` checks every array against it, so a
-table never reinterprets memory as the wrong type.
+`TREES` says which fields each namedtuple has: a ``(dtype, ndim)`` array, or a nested
+namedtuple whose rows come in its place. `array_table` checks every array against it (so a
+table never reinterprets memory as the wrong type), and `table_view` makes the compiled
+function that rebuilds namedtuples from consecutive rows: one call in the numba IR, which
+emits the loads of all its arrays at once (LLVM drops those a function does not use).
+Rebuilding them through one compiled accessor call per array cost ~2 s of a user's first
+call for every function that did it.
 """
-
-import ctypes
 
 import numba
 import numpy as np
 from numba import types
-from numba.extending import intrinsic, overload
+from numba.core.errors import TypingError
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
 
-from ._jit import kernel
 from .bvh import FlatBVH
 from .fk import RobotModel
 from .layout import ShapeTable
@@ -31,83 +32,39 @@ from .traversal import FlatScene
 
 COLS = 5  # address, ndim, shape0, shape1, shape2
 
+# (dtype, ndim) leaves
+F1, F2, F3 = ("float64", 1), ("float64", 2), ("float64", 3)
+I1, I2, L1, U1 = ("int32", 1), ("int32", 2), ("int64", 1), ("uint8", 1)
 
-def as_pointer(addr, dtype):
-    """A typed pointer to `addr` (plain Python: a ctypes pointer)."""
-    ctype = np.ctypeslib.as_ctypes_type(np.dtype(dtype))
-    return ctypes.cast(ctypes.c_void_p(int(addr)), ctypes.POINTER(ctype))
-
-
-@intrinsic
-def _int_to_pointer(typingctx, addr, dtype):
-    ty = dtype.dtype if isinstance(dtype, types.DTypeSpec) else dtype.instance_type
-    sig = types.CPointer(ty)(addr, dtype)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(ty)))
-
-    return sig, codegen
-
-
-@overload(as_pointer)
-def _as_pointer_typed(addr, dtype):
-    return lambda addr, dtype: _int_to_pointer(addr, dtype)
-
-
-@kernel
-def f64_1(h, k):
-    return numba.carray(as_pointer(h[k, 0], np.float64), (h[k, 2],))
-
-
-@kernel
-def f64_2(h, k):
-    return numba.carray(as_pointer(h[k, 0], np.float64), (h[k, 2], h[k, 3]))
-
-
-@kernel
-def f64_3(h, k):
-    return numba.carray(as_pointer(h[k, 0], np.float64), (h[k, 2], h[k, 3], h[k, 4]))
-
-
-@kernel
-def i32_1(h, k):
-    return numba.carray(as_pointer(h[k, 0], np.int32), (h[k, 2],))
-
-
-@kernel
-def i32_2(h, k):
-    return numba.carray(as_pointer(h[k, 0], np.int32), (h[k, 2], h[k, 3]))
-
-
-@kernel
-def i64_1(h, k):
-    return numba.carray(as_pointer(h[k, 0], np.int64), (h[k, 2],))
-
-
-@kernel
-def u8_1(h, k):
-    return numba.carray(as_pointer(h[k, 0], np.uint8), (h[k, 2],))
-
-
-# (dtype, ndim) of each row of the namedtuples, in field order
-_F1, _F2, _F3 = ("float64", 1), ("float64", 2), ("float64", 3)
-_I1, _I2, _L1, _U1 = ("int32", 1), ("int32", 2), ("int64", 1), ("uint8", 1)
-SPECS = {
-    ShapeTable: [_I1, _F2, _I1, _F2, _I1, _I1, _F2, _F1, _F1],
-    FlatBVH: [_F2, _F2, _I1, _I1, _I1, _I1, _I1],
-    RobotModel: [_I1, _I1, _F2, _F3, _I1, _F1, _F1, _F1, _F1],
-    Scratch: [_F1, _I2, _F1, _U1, _F2, _I1, _L1, _F2],
+# Each namedtuple's fields in order: a (dtype, ndim) leaf, or a namedtuple class of TREES
+# whose rows come in its place. `register` adds more.
+TREES = {
+    ShapeTable: [I1, F2, I1, F2, I1, I1, F2, F1, F1],
+    FlatBVH: [F2, F2, I1, I1, I1, I1, I1],
+    RobotModel: [I1, I1, F2, F3, I1, F1, F1, F1, F1],
+    Scratch: [F1, I2, F1, U1, F2, I1, L1, F2],
+    FlatScene: [ShapeTable, F3, F2, F2, I1, FlatBVH]
+    + [I1, F2, F2, I1, I1, F2, F2, I1, I1, I1, I1, I1, I1],
 }
-SPECS[FlatScene] = (
-    SPECS[ShapeTable]
-    + [_F3, _F2, _F2, _I1]
-    + SPECS[FlatBVH]
-    + [_I1, _F2, _F2, _I1, _I1, _F2, _F2, _I1, _I1, _I1, _I1, _I1, _I1]
-)
+
+
+def register(cls, tree) -> None:
+    """Declare namedtuple class `cls` by its fields (leaves or registered classes)."""
+    if len(tree) != len(cls._fields):
+        raise ValueError(f"{cls.__name__}: {len(cls._fields)} fields, tree has {len(tree)}")
+    TREES[cls] = list(tree)
+
+
+def leaves(cls) -> list:
+    """The (dtype, ndim) of each row of namedtuple class `cls`, nested ones in place."""
+    out = []
+    for f in TREES[cls]:
+        out.extend(leaves(f) if isinstance(f, type) else [f])
+    return out
 
 
 def rows(value, spec=None) -> list:
-    """The (array, (dtype, ndim)) rows of a namedtuple of `SPECS` (nested ones flattened in
+    """The (array, (dtype, ndim)) rows of a namedtuple of `TREES` (nested ones flattened in
     field order), or of one array with its `spec`."""
     if spec is not None:
         return [(value, spec)]
@@ -121,7 +78,7 @@ def rows(value, spec=None) -> list:
                 arrays.append(f)
 
     walk(value)
-    specs = SPECS[type(value)]
+    specs = leaves(type(value))
     if len(specs) != len(arrays):
         raise ValueError(f"{type(value).__name__}: {len(arrays)} arrays, spec has {len(specs)}")
     return list(zip(arrays, specs, strict=True))
@@ -129,7 +86,7 @@ def rows(value, spec=None) -> list:
 
 def array_table(row_list) -> np.ndarray:
     """The int64 table (n, COLS) of `(array, (dtype, ndim))` rows, each array checked: the
-    dtype and rank of its spec, C-contiguous (so carray reads it right)."""
+    dtype and rank of its spec, C-contiguous (so the compiled view reads it right)."""
     table = np.zeros((len(row_list), COLS), np.int64)
     for k, (a, (dtype, ndim)) in enumerate(row_list):
         if not isinstance(a, np.ndarray):
@@ -145,88 +102,53 @@ def array_table(row_list) -> np.ndarray:
     return table
 
 
-@kernel
-def shape_table_at(h, k):
-    """The ShapeTable at rows k.. of h; returns (table, next row)."""
-    t = ShapeTable(
-        i32_1(h, k),
-        f64_2(h, k + 1),
-        i32_1(h, k + 2),
-        f64_2(h, k + 3),
-        i32_1(h, k + 4),
-        i32_1(h, k + 5),
-        f64_2(h, k + 6),
-        f64_1(h, k + 7),
-        f64_1(h, k + 8),
-    )
-    return t, k + 9
+def _numba_type(node):
+    if isinstance(node, type):
+        return types.BaseTuple.from_types([_numba_type(f) for f in TREES[node]], node)
+    dtype, ndim = node
+    return types.Array(numba.from_dtype(np.dtype(dtype)), ndim, "C")
 
 
-@kernel
-def flat_scene_at(h, k):
-    """The FlatScene at rows k.. of h; returns (scene, next row)."""
-    tab, k = shape_table_at(h, k)
-    bvh = FlatBVH(
-        f64_2(h, k + 4),
-        f64_2(h, k + 5),
-        i32_1(h, k + 6),
-        i32_1(h, k + 7),
-        i32_1(h, k + 8),
-        i32_1(h, k + 9),
-        i32_1(h, k + 10),
-    )
-    s = FlatScene(
-        tab,
-        f64_3(h, k),
-        f64_2(h, k + 1),
-        f64_2(h, k + 2),
-        i32_1(h, k + 3),
-        bvh,
-        i32_1(h, k + 11),
-        f64_2(h, k + 12),
-        f64_2(h, k + 13),
-        i32_1(h, k + 14),
-        i32_1(h, k + 15),
-        f64_2(h, k + 16),
-        f64_2(h, k + 17),
-        i32_1(h, k + 18),
-        i32_1(h, k + 19),
-        i32_1(h, k + 20),
-        i32_1(h, k + 21),
-        i32_1(h, k + 22),
-        i32_1(h, k + 23),
-    )
-    return s, k + 24
+def table_view(*classes):
+    """A compiled function ``view(h, k)`` giving the tuple of namedtuples `classes` rebuilt
+    from rows k.. of table h: each array a view of the memory its row addresses (no copy,
+    no allocation, no reference count). ``view.n_rows``: the rows it reads."""
+    tuple_type = types.Tuple([_numba_type(c) for c in classes])
 
+    @intrinsic
+    def view(typingctx, h, k):
+        if not (isinstance(h, types.Array) and h.ndim == 2 and h.layout == "C"):
+            raise TypingError(f"an address table is a 2-D C-contiguous array, not {h}")
+        if h.dtype != types.int64 or not isinstance(k, types.Integer):
+            raise TypingError(f"an address table is int64 and its row an integer: {h}, {k}")
 
-@kernel
-def robot_model_at(h, k):
-    """The RobotModel at rows k.. of h; returns (model, next row)."""
-    m = RobotModel(
-        i32_1(h, k),
-        i32_1(h, k + 1),
-        f64_2(h, k + 2),
-        f64_3(h, k + 3),
-        i32_1(h, k + 4),
-        f64_1(h, k + 5),
-        f64_1(h, k + 6),
-        f64_1(h, k + 7),
-        f64_1(h, k + 8),
-    )
-    return m, k + 9
+        def codegen(context, builder, sig, args):
+            table = make_array(sig.args[0])(context, builder, value=args[0])
+            base = context.cast(builder, args[1], sig.args[1], types.int64)
+            i64 = context.get_value_type(types.int64)
+            next_row = [0]
 
+            def cell(r, c):
+                return builder.load(builder.gep(table.data, [builder.add(r, i64(c))]))
 
-@kernel
-def scratch_at(h, k):
-    """The Scratch at rows k.. of h; returns (scratch, next row)."""
-    s = Scratch(
-        f64_1(h, k),
-        i32_2(h, k + 1),
-        f64_1(h, k + 2),
-        u8_1(h, k + 3),
-        f64_2(h, k + 4),
-        i32_1(h, k + 5),
-        i64_1(h, k + 6),
-        f64_2(h, k + 7),
-    )
-    return s, k + 8
+            def build(ty):
+                if isinstance(ty, types.BaseTuple):
+                    return context.make_tuple(builder, ty, [build(t) for t in ty.types])
+                r = builder.mul(builder.add(base, i64(next_row[0])), i64(COLS))
+                next_row[0] += 1
+                ary = make_array(ty)(context, builder)
+                data = builder.inttoptr(cell(r, 0), context.get_data_type(ty.dtype).as_pointer())
+                shape = [cell(r, 2 + d) for d in range(ty.ndim)]
+                itemsize = context.get_abi_sizeof(context.get_data_type(ty.dtype))
+                strides = [i64(itemsize)]
+                for d in range(ty.ndim - 1, 0, -1):
+                    strides.insert(0, builder.mul(strides[0], shape[d]))
+                populate_array(ary, data, shape, strides, i64(itemsize), None)
+                return ary._getvalue()
+
+            return build(tuple_type)
+
+        return tuple_type(h, k), codegen
+
+    view.n_rows = sum(len(leaves(c)) for c in classes)
+    return view

@@ -193,3 +193,11 @@ def core_support_world(tab, i, T, d0, d1, d2, hint, out, o):
     out[o + 1] = y
     out[o + 2] = z
     return h
+
+
+@hot_kernel
+def support_world(tab, i, T, d0, d1, d2, out, o):
+    """`core_support_world` (from vertex 0) compiled once, called rather than inlined: for
+    callers off GJK's loop, where one more inlined copy of the support switch would cost
+    more compile time than the call costs at run time."""
+    core_support_world(tab, i, T, d0, d1, d2, 0, out, o)
