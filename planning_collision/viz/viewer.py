@@ -184,7 +184,9 @@ class Viewer:
         return False
 
     def stop(self) -> None:
-        """Stop playback and the server."""
+        """Stop playback and the server (again: nothing)."""
+        if self._stop.is_set():
+            return
         self._stop.set()
         if self._player is not None:
             self._player.join(timeout=2.0)
