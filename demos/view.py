@@ -131,7 +131,7 @@ def measure_fps(viewer, updates: int, rng) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument(
         "scene_file",
