@@ -76,6 +76,7 @@ class Viewer:
     joint_sliders : one viser slider per active joint, in `robot.joint_names` order.
     path_slider : the playback slider (None without a path); its value is a position along
         the path in waypoints (2.5 = half-way between waypoints 2 and 3).
+    camera : ``(position (3,), look_at (3,))`` of the initial camera, m.
     """
 
     def __init__(self, server, scene, robot, ee_link, path, camera):
@@ -89,7 +90,7 @@ class Viewer:
         self.joint_sliders: list = []
         self.path_slider = None
         self._lock = threading.RLock()
-        self._syncing = False  # set while the path slider moves the joint sliders
+        self._syncing = False  # set while set_configuration moves the joint sliders
         self._link_handles: dict[str, tuple[int, object]] = {}
         self._link_colour: dict[str, tuple] = {}
         self._panel = None
@@ -111,7 +112,8 @@ class Viewer:
         with self._lock:
             self.q = q
             T = self.robot.fk_array(q)
-            self.status = link_status(self.scene, self.robot, q) if self.scene else {}
+            has_obstacles = self.scene is not None and len(self.scene) > 0
+            self.status = link_status(self.scene, self.robot, q) if has_obstacles else {}
             idx = [i for i, _ in self._link_handles.values()]
             wxyz = _wxyz(T[idx, :3, :3])
             with self.server.atomic():
@@ -150,7 +152,7 @@ class Viewer:
 
     def _clearance_markdown(self) -> str:
         if not self.status:
-            return "No scene: nothing to collide with."
+            return "No obstacles: nothing to collide with."
         hits = [k for k, s in self.status.items() if s.colliding]
         nearest = min(self.status, key=lambda k: self.status[k].clearance)
         if hits:
