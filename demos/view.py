@@ -16,7 +16,7 @@ start once numba's cache is warm (the first run compiles the scene queries, ~30 
 ``--q`` may be given several times: the configurations become a path (its end effector's
 curve, translucent poses, a playback slider), and the robot is shown at the last one.
 Without ``--q``: a MotionBenchMaker problem's start and goal, or the scene file's
-``example_paths`` entry for the robot (the bookshelf has one for the Panda), else the
+``meta.example_paths`` entry for the robot (the bookshelf has one for the Panda), else the
 robot's zero configuration clipped into its limits.
 """
 
@@ -45,7 +45,8 @@ def load_mbm_problem(path, index: int):
 
     problems = load_mbm(path)
     p = problems.problems[index]
-    return p.scene, problems.robot, p.fixed_joints, np.stack([p.start, p.goals[0]])
+    scene = pc.Scene.from_records(p.obstacles)
+    return scene, problems.robot, p.fixed_joints, np.stack([p.start, p.goals[0]])
 
 
 def _is_mbm(path: Path) -> bool:
@@ -57,12 +58,14 @@ def _is_mbm(path: Path) -> bool:
 
 
 def _example_path(path: Path, robot: str):
-    """The scene file's ``example_paths[robot]`` (a JSON scene's extra key), or None."""
+    """The scene file's ``meta.example_paths[robot]`` (the application's data in a JSON
+    scene), or None."""
     if path.suffix.lower() != ".json":
         return None
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
-    paths = doc.get("example_paths", {}) if isinstance(doc, dict) else {}
+    meta = doc.get("meta", {}) if isinstance(doc, dict) else {}
+    paths = meta.get("example_paths", {}) if isinstance(meta, dict) else {}
     return np.array(paths[robot], dtype=float) if robot in paths else None
 
 

@@ -152,7 +152,7 @@ _SHAPE_KEYS = {
     "voxelgrid": ("cells", "voxel_size", "origin"),
 }
 _OBJECT_KEYS = ("name", "pose", "shape", "shapes")
-_TOP_KEYS = ("format", "version", "objects", "name", "frame")
+_TOP_KEYS = ("format", "version", "objects", "name", "frame", "meta")
 
 
 def _json_pose(d, where) -> np.ndarray:

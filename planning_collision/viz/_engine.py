@@ -10,8 +10,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..bvh import convex_block, primitives
 from ..geometry.shapes import Shape
+from ..primitives import convex_block, primitives
 
 __all__ = ["LinkStatus", "engine_obstacle_bounds", "engine_link_bounds", "link_status"]
 
@@ -19,7 +19,7 @@ __all__ = ["LinkStatus", "engine_obstacle_bounds", "engine_link_bounds", "link_s
 def engine_obstacle_bounds(shape, T) -> tuple[np.ndarray, np.ndarray]:
     """The engine's world AABB ``(lo (3,), hi (3,))`` of an obstacle (a shape, or a list of
     ``(shape, T_object_part)``) posed by ``T_world_object``: the union of its primitives'
-    boxes (``planning_collision.bvh.primitives``). Infinite for a halfspace."""
+    boxes (``planning_collision.primitives.primitives``). Infinite for a halfspace."""
     T = np.asarray(T, float)
     parts = [(shape, T)] if isinstance(shape, Shape) else [(s, T @ Tp) for s, Tp in shape]
     blocks = [primitives(s, Tw) for s, Tw in parts]
@@ -31,7 +31,7 @@ def engine_obstacle_bounds(shape, T) -> tuple[np.ndarray, np.ndarray]:
 def engine_link_bounds(robot, q) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """{link: (lo (3,), hi (3,))}: the engine's world AABB of each link with collision
     pieces at configuration q, its pieces posed by `robot.piece_poses` and boxed by
-    ``planning_collision.bvh.convex_block``."""
+    ``planning_collision.primitives.convex_block``."""
     block = convex_block([p.shape for p in robot.pieces], robot.piece_poses(q))
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for k, p in enumerate(robot.pieces):
