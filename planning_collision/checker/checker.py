@@ -299,6 +299,34 @@ class CollisionChecker:
         path); "discrete" stops at the first colliding state it meets."""
         return self._edge(q0, q1, method, check_start, False)[0] == K.FREE
 
+    def warm_up(self, batch: bool = False) -> float:
+        """Compile (or load from numba's cache) every kernel a planner calls: a state check,
+        a clearance, an edge by each method; with `batch`, `is_valid_batch` too. The first
+        run on a machine compiles for ~30 s (demos/cold_start.py); later processes load
+        them in about a second. Call it before timing or planning, or the first solve's
+        time limit goes to the compiler. Leaves the stats and caches as they were before.
+        Returns the seconds it took."""
+        t0 = time.perf_counter()
+        lo, hi = self.robot.lower, self.robot.upper
+        q0 = lo + 0.25 * (hi - lo)
+        q1 = lo + 0.75 * (hi - lo)
+        with self._lock:
+            saved = [w.counts.copy() for w in self._workspaces]
+        seconds = self._seconds
+        self.is_valid(q0)
+        self.clearance(q0)
+        for method in METHODS:
+            self.check_edge(q0, q1, method)
+            self.edge_free(q0, q1, method)
+        if batch:
+            self.is_valid_batch(np.stack([q0, q1]))
+        self.forget()
+        with self._lock:
+            for i, w in enumerate(self._workspaces):
+                w.counts[:] = saved[i] if i < len(saved) else 0
+        self._seconds = seconds
+        return time.perf_counter() - t0
+
     # ---------------------------------------------------------------- stats
     @property
     def stats(self) -> dict:

@@ -11,7 +11,8 @@ from a new root link ``world`` to the URDF root), becomes six virtual joints
 ``<name>_x, _y, _z`` (prismatic along the parent's axes) and ``<name>_yaw, _pitch, _roll``
 (revolute about z, y, x: ``T = Trans(x, y, z) Rz(yaw) Ry(pitch) Rx(roll)``), with virtual
 links ``<name>_link_x`` ... between them. Translation limits come from ``base_bounds``
-(default +-10 m); yaw and roll are in [-pi, pi], pitch in [-pi/2, pi/2].
+(default +-10 m); yaw and roll are continuous (sampled in [-pi, pi]), pitch in
+[-pi/2, pi/2].
 
 Links are ordered parents before children, so FK is one forward loop (kernels/fk.py).
 """
@@ -84,8 +85,11 @@ def _floating(jname, parent, child, origin, bounds) -> list[_J]:
             lo, hi = bounds[k]
             typ = "prismatic"
         else:
+            # yaw and roll wrap around (continuous: a motion may cross +-pi); pitch is
+            # limited to [-pi/2, pi/2], where the three angles cover every rotation
             lim = math.pi / 2 if suffix == "pitch" else math.pi
-            lo, hi, typ = -lim, lim, "revolute"
+            lo, hi = -lim, lim
+            typ = "revolute" if suffix == "pitch" else "continuous"
         o = origin if k == 0 else np.eye(4)
         out.append(_J(f"{jname}_{suffix}", typ, prev, ch, o, np.array(ax), lo, hi))
         prev = ch

@@ -1,4 +1,35 @@
-"""OMPL adapters (docs/architecture.md): StateValidityChecker, MotionValidator, setup helpers.
+"""OMPL adapters: plug a `planning_collision.CollisionChecker` into any OMPL planner.
 
-They come with the checker (planning_collision.checker); this package holds them when they land.
+    from plugins.ompl import make_setup, solution_path
+    ss = make_setup(robot, scene, start=q0, goal=q1, planner="RRTConnect")
+    if ss.solve(1.0):
+        Q = solution_path(ss)
+
+- `make_state_space(robot)`: joint limits as bounds, SO2 for continuous joints, a floating
+  base in its six coordinates (spaces.py says why not SE3); `StateCodec`: states <-> numpy.
+- `CollisionValidityChecker`, `CollisionMotionValidator`: the validators (certified edges
+  with method "dichotomy" or "ca"); exceptions in callbacks are logged once and reported
+  invalid, never raised into OMPL.
+- `make_setup`, `set_goals`, `solution_path`, `validators`, `PLANNERS`, `make_planner`.
+
+docs/ompl.md has the details: which planners lose what to the binding's missing
+`lastValid`, PRM with several goals, threads and processes.
 """
+
+from .setup import PLANNERS, make_planner, make_setup, set_goals, solution_path, validators
+from .spaces import StateCodec, make_state_space
+from .validators import METHODS, CollisionMotionValidator, CollisionValidityChecker
+
+__all__ = [
+    "METHODS",
+    "PLANNERS",
+    "CollisionMotionValidator",
+    "CollisionValidityChecker",
+    "StateCodec",
+    "make_planner",
+    "make_setup",
+    "make_state_space",
+    "set_goals",
+    "solution_path",
+    "validators",
+]

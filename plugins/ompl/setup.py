@@ -1,0 +1,156 @@
+"""`make_setup`: an `og.SimpleSetup` planning for a robot in a scene through the checker, in
+one call; planners by name; solution paths as numpy.
+
+    ss = make_setup(robot, scene, start=q0, goal=q1)       # RRTConnect, certified edges
+    if ss.solve(1.0):
+        Q = solution_path(ss)                              # (n, dof)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from ompl import base as ob
+from ompl import geometric as og
+
+from planning_collision import CollisionChecker
+
+from .spaces import StateCodec, make_state_space
+from .validators import CollisionMotionValidator, CollisionValidityChecker
+
+__all__ = ["PLANNERS", "make_planner", "make_setup", "set_goals", "solution_path", "validators"]
+
+# The geometric planners the `ompl` wheel binds (OMPL_BINDINGS.md), by name.
+PLANNERS = tuple(
+    name
+    for name in (
+        "RRT",
+        "RRTConnect",
+        "RRTstar",
+        "InformedRRTstar",
+        "SORRTstar",
+        "PRM",
+        "PRMstar",
+        "BITstar",
+        "FMT",
+        "BFMT",
+        "KPIECE1",
+        "BKPIECE1",
+        "LBKPIECE1",
+        "AORRTC",
+    )
+    if hasattr(og, name)
+)
+
+# Planners whose second thread calls the validators while holding a lock the main thread
+# waits for with the GIL held: with several goal states they deadlock (OMPL_BINDINGS.md).
+_ONE_GOAL_ONLY = ("PRM", "PRMstar")
+
+
+def make_planner(planner, si) -> ob.Planner:
+    """A planner on si: a name of `PLANNERS`, or a callable ``f(si) -> ob.Planner``."""
+    if callable(planner) and not isinstance(planner, str):
+        return planner(si)
+    if planner not in PLANNERS:
+        raise ValueError(f"planner must be one of {', '.join(PLANNERS)}, got {planner!r}")
+    return getattr(og, planner)(si)
+
+
+def _name(planner) -> str:
+    return planner if isinstance(planner, str) else planner.getName()
+
+
+def validators(ss) -> tuple[CollisionValidityChecker, CollisionMotionValidator]:
+    """The plugin's state and motion validators of a setup made by `make_setup`."""
+    svc = ss.getStateValidityChecker()
+    mv = ss.getSpaceInformation().getMotionValidator()
+    if not isinstance(svc, CollisionValidityChecker) or not isinstance(
+        mv, CollisionMotionValidator
+    ):
+        raise ValueError("this SimpleSetup does not use the plugin's validators (make_setup)")
+    return svc, mv
+
+
+def _state(si, codec: StateCodec, q, name: str, robot):
+    q = robot.validate_q(q, name, check_limits=True)
+    s = si.allocState()
+    codec.write(q, s)
+    return s
+
+
+def set_goals(ss, goal, threshold: float = 1e-6) -> None:
+    """Goal configuration(s) of a setup made by `make_setup`: goal (dof,) one state, or (k,
+    dof) k goal states (refused for PRM and PRMstar, which deadlock with several goal
+    states and Python validators)."""
+    svc, _ = validators(ss)
+    si = ss.getSpaceInformation()
+    robot = svc.checker.robot
+    G = np.asarray(goal, float)
+    G = G.reshape(1, -1) if G.ndim == 1 else G
+    if G.ndim != 2 or G.shape[1] != robot.dof or len(G) == 0:
+        raise ValueError(f"goal must have shape ({robot.dof},) or (k, {robot.dof}), got {G.shape}")
+    planner = ss.getPlanner()
+    if len(G) > 1 and planner is not None and planner.getName() in _ONE_GOAL_ONLY:
+        raise ValueError(
+            f"{planner.getName()} with {len(G)} goal states deadlocks with Python validators "
+            "(its second thread calls them under a lock the main thread waits for with the "
+            "GIL held): give it one goal state, or use another planner"
+        )
+    if len(G) == 1:
+        ss.setGoalState(_state(si, svc.codec, G[0], "goal", robot), threshold)
+        return
+    goals = ob.GoalStates(si)
+    for k, g in enumerate(G):
+        goals.addState(_state(si, svc.codec, g, f"goal[{k}]", robot))
+    goals.setThreshold(threshold)
+    ss.setGoal(goals)
+
+
+def make_setup(
+    robot,
+    scene,
+    start=None,
+    goal=None,
+    method: str = "dichotomy",
+    planner="RRTConnect",
+    padding: float = 0.0,
+    checker: CollisionChecker | None = None,
+    goal_threshold: float = 1e-6,
+) -> og.SimpleSetup:
+    """An `og.SimpleSetup` for `robot` among `scene`'s obstacles: the robot's state space
+    (`make_state_space`), the plugin's state and motion validators over one
+    `CollisionChecker` (built here with `padding`, or the one given), edges checked with
+    `method`, `planner` (a name of `PLANNERS` or ``f(si) -> planner``), and the start and
+    goal configuration(s) when given (`set_goals`).
+
+    The validators are reachable again through `validators(ss)`; `solution_path(ss)` reads
+    the path as numpy."""
+    checker = checker or CollisionChecker(robot, scene, padding=padding)
+    if checker.robot is not robot:
+        raise ValueError("checker was built for another robot")
+    space = make_state_space(robot)
+    ss = og.SimpleSetup(space)
+    si = ss.getSpaceInformation()
+    codec = StateCodec(space, robot.continuous)
+    ss.setStateValidityChecker(CollisionValidityChecker(si, checker, codec))
+    # OMPL's binding has no SimpleSetup.setMotionValidator: set it on si before setup()
+    si.setMotionValidator(
+        CollisionMotionValidator(si, checker, method, StateCodec(space, robot.continuous))
+    )
+    ss.setPlanner(make_planner(planner, si))
+    if start is not None:
+        ss.setStartState(_state(si, codec, start, "start", robot))
+    if goal is not None:
+        set_goals(ss, goal, goal_threshold)
+    return ss
+
+
+def solution_path(ss, interpolate: int | None = None) -> np.ndarray:
+    """(n, dof) the configurations of the setup's solution path, continuous joints
+    unwrapped along it (the joint-space polyline the plugin checked). With `interpolate`,
+    OMPL's `PathGeometric.interpolate(n)` on a copy first."""
+    svc, _ = validators(ss)
+    path = ss.getSolutionPath()
+    if interpolate is not None:
+        path = og.PathGeometric(path)
+        path.interpolate(int(interpolate))
+    return svc.codec.path(path.getStates())

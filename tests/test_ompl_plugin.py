@@ -1,0 +1,288 @@
+"""The OMPL plugin (plugins/ompl): state spaces, validators, every bound planner, the
+benchmark tool, and callbacks that never crash the process."""
+
+from __future__ import annotations
+
+import logging
+import math
+import shutil
+import sqlite3
+import subprocess
+
+import numpy as np
+import pytest
+
+ob = pytest.importorskip("ompl.base")
+og = pytest.importorskip("ompl.geometric")
+
+import planning_collision as pc  # noqa: E402
+import robots  # noqa: E402
+from demos.scenes import panda_shelf, piano_room, planar_arm_gap  # noqa: E402
+from plugins.ompl import (  # noqa: E402
+    PLANNERS,
+    CollisionMotionValidator,
+    CollisionValidityChecker,
+    StateCodec,
+    make_setup,
+    make_state_space,
+    set_goals,
+    solution_path,
+    validators,
+)
+
+
+@pytest.fixture(scope="module")
+def shelf():
+    robot, scene, start, goal = panda_shelf()
+    checker = pc.CollisionChecker(robot, scene)
+    checker.warm_up()
+    return robot, scene, start, goal, checker
+
+
+def _dense_free(checker, Q, per_edge=500) -> bool:
+    t = np.linspace(0.0, 1.0, per_edge)[:, None]
+    return all(
+        checker.is_valid_batch(a + t * (b - a)).all() for a, b in zip(Q[:-1], Q[1:], strict=True)
+    )
+
+
+# ---------------------------------------------------------------------------- spaces
+
+
+def test_a_robot_without_continuous_joints_gets_a_real_vector_space_with_its_limits(shelf):
+    robot = shelf[0]
+    space = make_state_space(robot)
+    assert isinstance(space, ob.RealVectorStateSpace)
+    b = space.getBounds()
+    assert np.allclose([b.low[k] for k in range(7)], robot.lower)
+    assert np.allclose([b.high[k] for k in range(7)], robot.upper)
+
+
+def test_continuous_joints_and_a_floating_base_get_so2_components():
+    arm = robots.load("planar_arm")  # joint1 continuous
+    space = make_state_space(arm)
+    kinds = [type(space.getSubspace(k)).__name__ for k in range(space.getSubspaceCount())]
+    assert kinds == ["SO2StateSpace", "RealVectorStateSpace"]
+    piano = robots.load("free_flyer")  # x y z yaw pitch roll
+    space = make_state_space(piano)
+    kinds = [type(space.getSubspace(k)).__name__ for k in range(space.getSubspaceCount())]
+    assert kinds == [
+        "RealVectorStateSpace",
+        "SO2StateSpace",
+        "RealVectorStateSpace",
+        "SO2StateSpace",
+    ]
+
+
+def test_states_round_trip_through_the_codec_and_continuous_angles_wrap(rng):
+    arm = robots.load("planar_arm")
+    space = make_state_space(arm)
+    si = ob.SpaceInformation(space)
+    codec = StateCodec(space, arm.continuous)
+    s = si.allocState()
+    q = np.array([3.0 + 2 * math.pi, 0.4, -0.7])
+    codec.write(q, s)
+    assert np.allclose(codec.read(s), [3.0, 0.4, -0.7])
+    # the motion 3.0 -> -3.0 goes the short way round, as OMPL's SO2 interpolation does
+    q1 = codec.unwrap(np.array([3.0, 0.0, 0.0]), np.array([-3.0, 0.0, 0.0]))
+    assert q1[0] == pytest.approx(2 * math.pi - 3.0)
+    mid = si.allocState()
+    a, b = si.allocState(), si.allocState()
+    codec.write([3.0, 0.0, 0.0], a)
+    codec.write([-3.0, 0.0, 0.0], b)
+    space.interpolate(a, b, 0.5, mid)
+    assert abs(abs(codec.read(mid)[0]) - math.pi) < 1e-9  # through pi, not through 0
+
+
+# ---------------------------------------------------------------------------- planning
+
+
+@pytest.mark.parametrize("planner", PLANNERS)
+def test_every_bound_planner_solves_the_shelf_through_the_plugin(shelf, planner):
+    robot, scene, start, goal, checker = shelf
+    from ompl import util as ou
+
+    ou.setLogLevel(ou.LOG_ERROR)
+    ss = make_setup(robot, scene, start, goal, planner=planner, checker=checker)
+    svc, mv = validators(ss)
+    # the optimizing planners use their whole time; the others stop at a solution
+    assert ss.solve(0.5 if planner != "BFMT" else 2.0)
+    assert ss.haveExactSolutionPath(), planner
+    Q = solution_path(ss)
+    assert np.allclose(Q[0], start) and np.allclose(Q[-1], goal, atol=1e-6)
+    assert _dense_free(checker, Q), f"{planner} returned a colliding path"
+    assert mv.counts["valid"] + mv.counts["invalid"] > 0 and svc.calls > 0
+    assert svc.errors == 0 and mv.errors == 0
+
+
+def test_an_obstacle_between_two_states_is_not_stepped_over(shelf):
+    """A 3 mm plate across the hand's path between two free states: the certified validator
+    refuses the motion and gives its free prefix."""
+    robot, _, _, _, _ = shelf
+    q0 = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+    q1 = q0.copy()
+    q1[0] = 1.2
+    # a 3 mm plate across the hand's path, halfway, facing along the motion
+    p = robot.fk(0.5 * (q0 + q1))["panda_hand"][:3, 3]
+    x = np.array([-p[1], p[0], 0.0]) / np.hypot(p[0], p[1])  # the arc's tangent
+    T = np.eye(4)
+    T[:3, :3] = np.stack([x, np.cross([0.0, 0.0, 1.0], x), [0.0, 0.0, 1.0]], axis=1)
+    T[:3, 3] = p
+    scene = pc.Scene()
+    scene.add(pc.Box((0.003, 0.08, 0.08)), T, name="plate")
+    checker = pc.CollisionChecker(robot, scene)
+    assert checker.is_valid(q0) and checker.is_valid(q1)
+    ss = make_setup(robot, scene, checker=checker)
+    si = ss.getSpaceInformation()
+    _, mv = validators(ss)
+    codec = mv.codec
+    a, b = si.allocState(), si.allocState()
+    codec.write(q0, a)
+    codec.write(q1, b)
+    assert mv.checkMotion(a, b) is False
+    valid, t = mv.last_valid(a, b)
+    assert not valid and 0.0 < t < 0.5
+
+
+def test_continuous_joints_plan_the_short_way_and_paths_are_unwrapped():
+    robot, scene, start, goal = planar_arm_gap()
+    start = start.copy()
+    start[0] = 3.0
+    goal = goal.copy()
+    goal[0] = -3.0
+    scene = pc.Scene()  # nothing in the way: the straight motion crosses +-pi
+    ss = make_setup(robot, scene, start, goal, planner="RRTConnect")
+    assert ss.solve(1.0) and ss.haveExactSolutionPath()
+    Q = solution_path(ss)
+    steps = np.abs(np.diff(Q[:, 0]))
+    assert steps.max() <= math.pi + 1e-9
+    assert Q[-1, 0] == pytest.approx(2 * math.pi - 3.0)  # unwrapped: -3 + 2 pi
+
+
+def test_the_piano_plans_through_the_doorway():
+    robot, scene, start, goal = piano_room()
+    checker = pc.CollisionChecker(robot, scene)
+    ss = make_setup(robot, scene, start, goal, planner="RRTConnect", checker=checker)
+    assert ss.solve(10.0) and ss.haveExactSolutionPath()
+    Q = solution_path(ss)
+    assert _dense_free(checker, Q)
+    assert Q[:, 0].min() < 0.0 < Q[:, 0].max()  # it went through the wall's plane
+
+
+# ---------------------------------------------------------------------------- safety
+
+
+def test_prm_with_several_goal_states_is_refused(shelf):
+    robot, scene, start, goal, checker = shelf
+    with pytest.raises(ValueError, match="deadlock"):
+        make_setup(robot, scene, start, np.stack([goal, goal]), planner="PRM", checker=checker)
+    ss = make_setup(robot, scene, start, planner="RRTConnect", checker=checker)
+    set_goals(ss, np.stack([goal, goal]))  # other planners take several goal states
+    assert ss.getGoal().getStateCount() == 2
+
+
+class _Exploding:
+    """A checker stand-in whose checks raise after a few calls."""
+
+    def __init__(self, checker, after=2):
+        self._c = checker
+        self.robot = checker.robot
+        self.n = 0
+        self.after = after
+
+    def _tick(self):
+        self.n += 1
+        if self.n > self.after:
+            raise RuntimeError("boom")
+
+    def is_valid(self, q):
+        self._tick()
+        return self._c.is_valid(q)
+
+    def clearance(self, q):
+        self._tick()
+        return self._c.clearance(q)
+
+    def edge_free(self, q0, q1, method="dichotomy"):
+        self._tick()
+        return self._c.edge_free(q0, q1, method)
+
+
+@pytest.mark.parametrize("planner", ["PRM", "RRTConnect"])
+def test_an_exception_in_a_callback_is_logged_once_and_reported_invalid(shelf, planner, caplog):
+    robot, scene, start, goal, checker = shelf
+    ss = make_setup(robot, scene, start, goal, planner=planner, checker=checker)
+    si = ss.getSpaceInformation()
+    boom = _Exploding(checker)
+    ss.setStateValidityChecker(CollisionValidityChecker(si, boom))
+    si.setMotionValidator(CollisionMotionValidator(si, boom))
+    with caplog.at_level(logging.ERROR, logger="plugins.ompl"):
+        ss.solve(0.3)  # PRM would abort the process if an exception escaped
+    svc = ss.getStateValidityChecker()
+    mv = si.getMotionValidator()
+    assert svc.errors + mv.errors > 0
+    logged = [r for r in caplog.records if "boom" in (r.exc_text or "")]
+    assert 1 <= len(logged) <= 2  # once per validator
+
+
+def test_bad_states_are_invalid_not_raised(shelf):
+    robot, scene, start, goal, checker = shelf
+    ss = make_setup(robot, scene, checker=checker)
+    svc, _ = validators(ss)
+    s = ss.getSpaceInformation().allocState()
+    q = start.copy()
+    q[2] = np.nan
+    svc.codec.write(q, s)
+    assert svc.isValid(s) is False and svc.errors == 1
+    with pytest.raises(ValueError, match="panda_joint3"):
+        checker.is_valid(q)
+
+
+def test_make_setup_validates_its_arguments(shelf):
+    robot, scene, start, goal, checker = shelf
+    with pytest.raises(ValueError, match="planner must be one of"):
+        make_setup(robot, scene, start, goal, planner="LazyPRM", checker=checker)
+    with pytest.raises(ValueError, match="method must be one of"):
+        make_setup(robot, scene, start, goal, method="exact", checker=checker)
+    with pytest.raises(ValueError, match="goal must have shape"):
+        make_setup(robot, scene, start, goal[:3], checker=checker)
+    bad = start.copy()
+    bad[3] = 0.5  # panda_joint4 lies in [-3.07, -0.07]
+    with pytest.raises(ValueError, match="panda_joint4"):
+        make_setup(robot, scene, bad, goal, checker=checker)
+
+
+# ---------------------------------------------------------------------------- benchmark
+
+
+def test_ompl_benchmark_runs_with_the_plugin_and_its_log_goes_to_sqlite(shelf, tmp_path):
+    from ompl import tools as ot
+
+    if shutil.which("ompl_benchmark_statistics") is None:
+        pytest.skip("the ompl wheel's ompl_benchmark_statistics script is not on PATH")
+    robot, scene, start, goal, checker = shelf
+    ss = make_setup(robot, scene, start, goal, checker=checker)
+    b = ot.Benchmark(ss, "shelf")
+    si = ss.getSpaceInformation()
+    b.addPlanner(og.RRTConnect(si))
+    b.addPlanner(og.RRTstar(si))  # progress properties: an escaping exception would abort
+    req = ot.Request(maxTime=0.2, maxMem=1000.0, runCount=2, displayProgress=False)
+    b.benchmark(req)
+    log = tmp_path / "shelf.log"
+    b.saveResultsToFile(str(log))
+    db = tmp_path / "shelf.db"
+    r = subprocess.run(
+        ["ompl_benchmark_statistics", "-d", str(db), str(log)],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    con = sqlite3.connect(db)
+    rows = con.execute(
+        "select plannerConfigs.name, runs.solved from runs join plannerConfigs "
+        "on runs.plannerid = plannerConfigs.id"
+    ).fetchall()
+    assert (
+        sorted(name for name, _ in rows) == ["geometric_RRTConnect"] * 2 + ["geometric_RRTstar"] * 2
+    )
+    assert all(solved == 1 for name, solved in rows if name == "geometric_RRTConnect")
