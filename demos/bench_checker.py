@@ -1,0 +1,299 @@
+"""The checker side by side with what Python users have today, on MotionBenchMaker scenes.
+
+For the Panda (fingers at 0.065 m, self-collision on) in the first ``--problems`` scenes of
+each MotionBenchMaker set (../shared/data/mbm/panda):
+
+1. **States.** `is_valid` from Python, one call per configuration (configurations uniform in
+   the joint limits), against the python-fcl pipeline (exact meshes, DynamicAABBTree, FK in
+   numpy; planning_collision.testing.fcl_robot) and its coal twin (testing.coal_robot) on the
+   same configurations, and `is_valid_batch` on one thread. Medians per configuration; the
+   answers are compared (the checker's link models contain the meshes, so it may call a
+   grazing state colliding, never the reverse).
+2. **Edges**, drawn as RRTConnect draws them: the motions OMPL's RRTConnect asked the plugin
+   to check while solving these problems (recorded, then replayed). Per method: µs per edge
+   (median and mean), distance queries per edge, beside OMPL's own DiscreteMotionValidator
+   over the python-fcl state checker at its default resolution (KCD's table: stepwise vs
+   dichotomy vs distance).
+3. **Caches**: the same edge sequence with ``cache=True`` and ``cache=False`` (front lists,
+   GJK warm starts, endpoint distances): BV tests, distance queries and time per edge.
+4. ``--cold``: the first `is_valid` + `check_edge` from an empty numba cache, in a fresh
+   process (demos/cold_start.py).
+
+JIT warm-up is done (and reported) before anything is timed. Times are medians over the
+configurations or edges of one run; peers run on the same inputs in the same process.
+
+    python -m demos.bench_checker                    # ~5 min
+    python -m demos.bench_checker --configs 2000 --edges 2000 --problems 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a script: the repository root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mbm" / "panda"
+SETS = ("bookshelf_small", "box", "cage", "table_pick")
+
+
+def _scenes(data: Path, per_set: int):
+    """[(name, robot, scene)] of the first per_set problems of each set."""
+    import planning_collision as pc
+    import robots
+    from planning_collision.io import load_mbm
+
+    out, robot = [], None
+    for s in SETS:
+        ps = load_mbm(str(data / f"{s}.json"))
+        for p in ps.problems[:per_set]:
+            robot = robot or robots.load("panda", fixed_joints=p.fixed_joints)
+            out.append((f"{s}/{p.name}", robot, pc.Scene.from_records(p.obstacles), p))
+    return out
+
+
+def _timed(f, xs):
+    """Per-call seconds of f over xs (perf_counter around each call)."""
+    t = np.empty(len(xs))
+    pc = time.perf_counter
+    for k, x in enumerate(xs):
+        t0 = pc()
+        f(x)
+        t[k] = pc() - t0
+    return t
+
+
+def bench_states(worlds, n_configs: int, n_peer: int, rng) -> dict:
+    import numba
+
+    import planning_collision as pc
+    from planning_collision.testing.coal_robot import CoalRobot
+    from planning_collision.testing.fcl_robot import FclRobot
+
+    per = max(1, n_configs // len(worlds))
+    per_peer = max(1, n_peer // len(worlds))
+    ours, batch, fcl_t, coal_t = [], [], [], []
+    disagree = {"ours colliding, meshes free": 0, "ours free, meshes colliding": 0}
+    threads = numba.get_num_threads()
+    for _, robot, scene, _ in worlds:
+        ch = pc.CollisionChecker(robot, scene)
+        ch.warm_up(batch=True)
+        Q = robot.random_configurations(per, rng)
+        ch.is_valid_batch(Q[:2])
+        ours.append(_timed(ch.is_valid, Q))
+        numba.set_num_threads(1)
+        reps = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            ch.is_valid_batch(Q)
+            reps.append((time.perf_counter() - t0) / len(Q))
+        numba.set_num_threads(threads)
+        batch.append(np.median(reps))
+        fr, cr = FclRobot(robot, scene), CoalRobot(robot, scene)
+        P = Q[:per_peer]
+        fcl_t.append(_timed(fr.collides, P))
+        coal_t.append(_timed(cr.collides, P))
+        a = ch.is_valid_batch(P)
+        b = np.array([not fr.collides(q) for q in P])
+        disagree["ours colliding, meshes free"] += int(np.sum(~a & b))
+        disagree["ours free, meshes colliding"] += int(np.sum(a & ~b))
+    ours, fcl_t, coal_t = (np.concatenate(x) * 1e6 for x in (ours, fcl_t, coal_t))
+    return {
+        "is_valid (Python)": np.median(ours),
+        "is_valid_batch, 1 thread": np.median(batch) * 1e6,
+        "python-fcl pipeline": np.median(fcl_t),
+        "coal pipeline": np.median(coal_t),
+        "n": len(ours),
+        "n_peer": len(fcl_t),
+        "disagree": disagree,
+    }
+
+
+def record_edges(worlds, n_edges: int, seed: int, time_limit: float = 1.0):
+    """[(world index, q0, q1)]: the motions RRTConnect asks the plugin to check, solving each
+    world's problem (repeatedly, from its start to its goal) until n_edges are recorded."""
+    from ompl import util as ou
+
+    from plugins.ompl import make_setup, validators
+
+    ou.setLogLevel(ou.LOG_NONE)
+    ou.RNG.setSeed(seed)
+    edges = []
+    per = max(1, n_edges // len(worlds))
+    for w, (_, robot, scene, p) in enumerate(worlds):
+        import planning_collision as pc
+
+        ch = pc.CollisionChecker(robot, scene)
+        got = []
+        for _ in range(50):
+            ss = make_setup(robot, scene, p.start, p.goals[0], checker=ch)
+            _, mv = validators(ss)
+            orig = mv.checkMotion
+
+            def rec(s1, s2, orig=orig, mv=mv, got=got, w=w):
+                q0, q1 = mv._qs(s1, s2)
+                got.append((w, q0.copy(), q1.copy()))
+                return orig(s1, s2)
+
+            mv.checkMotion = rec  # the instance attribute: Python calls go through it
+            ss.solve(time_limit)
+            if len(got) >= per:
+                break
+        edges += got[:per]
+    return edges
+
+
+def bench_edges(worlds, edges, n_peer: int, rng) -> dict:
+    from ompl import base as ob
+
+    import planning_collision as pc
+    from planning_collision.testing.fcl_robot import FclRobot
+    from plugins.ompl import StateCodec, make_state_space
+
+    res = {
+        m: {"t": [], "nq": [], "valid": 0, "peer_t": []} for m in ("dichotomy", "ca", "discrete")
+    }
+    cache = {c: {"t": [], "bv": 0, "dq": 0} for c in (True, False)}
+    peer = {"t": [], "valid": 0}
+    peer_idx = set(rng.choice(len(edges), min(n_peer, len(edges)), replace=False).tolist())
+    for w, (_, robot, scene, _) in enumerate(worlds):
+        mine = [(k, a, b) for k, (wi, a, b) in enumerate(edges) if wi == w]
+        if not mine:
+            continue
+        checkers = {c: pc.CollisionChecker(robot, scene, cache=c) for c in (True, False)}
+        for c in checkers.values():
+            c.warm_up()
+        ch = checkers[True]
+        for m, r in res.items():
+            ch.forget()
+            for k, a, b in mine:
+                t0 = time.perf_counter()
+                e = ch.check_edge(a, b, m, check_start=False)
+                r["t"].append(time.perf_counter() - t0)
+                if k in peer_idx:  # the peer's edges, for a ratio on the same work
+                    r["peer_t"].append(r["t"][-1])
+                r["nq"].append(e.n_queries)
+                r["valid"] += e.valid
+        for c, chk in checkers.items():  # the sequence as the planner made it
+            chk.forget()
+            chk.reset_stats()
+            t0 = time.perf_counter()
+            for _, a, b in mine:
+                chk.edge_free(a, b)
+            cache[c]["t"].append((time.perf_counter() - t0) / len(mine))
+            st = chk.stats
+            cache[c]["bv"] += st["bv_tests"]
+            cache[c]["dq"] += st["distance_queries"]
+        # OMPL's DiscreteMotionValidator over python-fcl states, at its default resolution
+        sel = [(a, b) for k, a, b in mine if k in peer_idx]
+        if sel:
+            fr = FclRobot(robot, scene)
+            space = make_state_space(robot)
+            si = ob.SpaceInformation(space)
+            codec = StateCodec(space, robot.continuous)
+            si.setStateValidityChecker(lambda s, fr=fr, codec=codec: not fr.collides(codec.read(s)))
+            si.setup()
+            s1, s2 = si.allocState(), si.allocState()
+            for a, b in sel:
+                codec.write(a, s1)
+                codec.write(b, s2)
+                t0 = time.perf_counter()
+                peer["valid"] += bool(si.checkMotion(s1, s2))
+                peer["t"].append(time.perf_counter() - t0)
+    n = len(edges)
+    return {"methods": res, "cache": cache, "peer": peer, "n": n}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--data", default=str(DATA))
+    p.add_argument("--problems", type=int, default=5, help="problems per set (default 5)")
+    p.add_argument("--configs", type=int, default=10000)
+    p.add_argument("--peer-configs", type=int, default=1000)
+    p.add_argument("--edges", type=int, default=10000)
+    p.add_argument("--peer-edges", type=int, default=300)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--cold", action="store_true", help="also time the first call, cold")
+    a = p.parse_args(argv)
+    data = Path(a.data)
+    if not data.is_dir():
+        p.error(f"no MotionBenchMaker data at {data} (--data)")
+    rng = np.random.default_rng(a.seed)
+    t0 = time.perf_counter()
+    worlds = _scenes(data, a.problems)
+    import planning_collision as pc
+
+    warm = pc.CollisionChecker(worlds[0][1], worlds[0][2]).warm_up(batch=True)
+    print(f"JIT warm-up (compile or cache load): {warm:.1f} s; {len(worlds)} scenes")
+
+    s = bench_states(worlds, a.configs, a.peer_configs, rng)
+    print(
+        f"\nStates: Panda + self-collision, {s['n']} configurations ({s['n_peer']} for the peers)"
+    )
+    print(f"{'checker':28s} {'median us/config':>17s} {'vs is_valid':>12s}")
+    base = s["is_valid (Python)"]
+    for k in (
+        "is_valid (Python)",
+        "is_valid_batch, 1 thread",
+        "python-fcl pipeline",
+        "coal pipeline",
+    ):
+        print(f"{k:28s} {s[k]:17.2f} {s[k] / base:11.1f}x")
+    print(f"answers vs python-fcl on the meshes: {s['disagree']}")
+
+    t1 = time.perf_counter()
+    edges = record_edges(worlds, a.edges, a.seed)
+    dt = time.perf_counter() - t1
+    print(f"\nEdges: {len(edges)} motions RRTConnect asked to check (recorded in {dt:.0f} s)")
+    e = bench_edges(worlds, edges, a.peer_edges, rng)
+    peer_med = np.median(e["peer"]["t"]) * 1e6 if e["peer"]["t"] else float("nan")
+    print(
+        f"{'method':40s} {'median us':>10s} {'mean us':>9s} {'queries/edge':>13s} {'valid':>7s} "
+        f"{'vs peer':>8s}"
+    )
+    print("(vs peer: the peer's median over its edges / the method's median over the same edges)")
+    for m, r in e["methods"].items():
+        t = np.array(r["t"]) * 1e6
+        print(
+            f"{m + (' (certified)' if m != 'discrete' else ' (1 % states)'):40s} "
+            f"{np.median(t):10.1f} "
+            f"{t.mean():9.1f} {np.mean(r['nq']):13.1f} {r['valid'] / len(t):7.1%} "
+            f"{peer_med / np.median(r['peer_t']) if r['peer_t'] else float('nan'):7.1f}x"
+        )
+    pt = np.array(e["peer"]["t"]) * 1e6
+    if len(pt):
+        print(
+            f"{'OMPL DiscreteMotionValidator + python-fcl':40s} {np.median(pt):10.1f} "
+            f"{pt.mean():9.1f} "
+            f"{'':13s} {e['peer']['valid'] / len(pt):7.1%}  ({len(pt)} edges)"
+        )
+    c = e["cache"]
+    print("\nCaches (front lists, GJK warm starts, endpoint distances), dichotomy, in order:")
+    for on in (True, False):
+        print(
+            f"  cache={on!s:5s}  {np.mean(c[on]['t']) * 1e6:8.1f} us/edge  "
+            f"BV tests {c[on]['bv'] / e['n']:8.0f}/edge  "
+            f"distance queries {c[on]['dq'] / e['n']:6.1f}/edge"
+        )
+    print(f"  BV tests: {c[False]['bv'] / max(c[True]['bv'], 1):.2f}x fewer with the caches")
+    if a.cold:
+        from demos.cold_start import measure
+
+        m = measure("is_valid+check_edge")
+        print(
+            "\nFirst is_valid + check_edge from an empty numba cache (fresh process): "
+            f"{m['first']:.1f} s (robot load and checker build {m['setup']:.1f} s apart)"
+        )
+    print(f"\n(total {time.perf_counter() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

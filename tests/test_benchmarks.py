@@ -1,0 +1,62 @@
+"""The planning benchmark and the checker benchmark run end to end on a few MotionBenchMaker
+problems (skipped where ../shared/data is absent): OMPL's log goes to SQLite, every path is
+re-checked, local workers and a local Ray instance give the same kind of results."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from tests.conftest import SHARED_DATA
+
+pytest.importorskip("ompl")
+pytest.importorskip("fcl")
+MBM = SHARED_DATA / "mbm" / "panda"
+pytestmark = pytest.mark.skipif(not MBM.is_dir(), reason="../shared/data is absent")
+
+
+def _run(tmp_path, *extra):
+    from demos import benchmark
+
+    out = tmp_path / "out"
+    argv = ["--sets", "bookshelf_small", "--n", "2", "--time", "0.5", "--out", str(out), *extra]
+    assert benchmark.main(argv) == 0
+    rows = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    return out, rows
+
+
+def test_the_benchmark_writes_runs_an_ompl_log_a_database_and_a_summary(tmp_path, capsys):
+    out, rows = _run(tmp_path, "--validators", "dichotomy", "fcl")
+    assert len(rows) == 4 and not any("error" in r for r in rows)
+    ours = [r for r in rows if r["validator"] == "dichotomy"]
+    assert all(r["solved"] for r in ours)
+    assert all(r["collides"] is False for r in ours)  # certified paths, re-checked on meshes
+    con = sqlite3.connect(out / "benchmark.db")
+    names = {n for (n,) in con.execute("select name from plannerConfigs")}
+    assert names == {"RRTConnect[dichotomy]", "RRTConnect[fcl]"}
+    assert con.execute("select count(*) from runs").fetchone()[0] == 4
+    assert "| bookshelf_small | RRTConnect[dichotomy] | 2/2 |" in (out / "summary.md").read_text()
+    assert "runs in" in capsys.readouterr().out
+
+
+def test_local_workers_and_ray_run_the_same_tasks(tmp_path):
+    pytest.importorskip("ray")
+    _, local = _run(tmp_path / "local", "--validators", "dichotomy", "--workers", "2")
+    _, ray_rows = _run(tmp_path / "ray", "--validators", "dichotomy", "--ray", "local")
+    key = [(r["set"], r["index"], r["validator"]) for r in local]
+    assert key == [(r["set"], r["index"], r["validator"]) for r in ray_rows]
+    rows = local + ray_rows
+    assert not any("error" in r for r in rows)
+    assert any(r["solved"] for r in rows)  # two processes share two cores: some may time out
+    assert all(r["collides"] is False for r in rows if r["solved"])
+
+
+def test_the_checker_benchmark_runs(capsys):
+    from demos import bench_checker
+
+    argv = ["--problems", "1", "--configs", "80", "--peer-configs", "8", "--edges", "40"]
+    assert bench_checker.main([*argv, "--peer-edges", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "python-fcl pipeline" in out and "dichotomy (certified)" in out and "cache=False" in out
