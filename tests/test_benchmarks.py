@@ -60,3 +60,11 @@ def test_the_checker_benchmark_runs(capsys):
     assert bench_checker.main([*argv, "--peer-edges", "4"]) == 0
     out = capsys.readouterr().out
     assert "python-fcl pipeline" in out and "dichotomy (certified)" in out and "cache=False" in out
+
+
+def test_the_certification_script_finds_no_false_free_edge(capsys):
+    from demos import certify
+
+    argv = ["--problems", "1", "--edges-per-world", "24", "--mesh-edges", "2"]
+    assert certify.main(argv) == 0
+    assert "no edge called free collides" in capsys.readouterr().out
