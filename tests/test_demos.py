@@ -20,6 +20,8 @@ import pytest
         ("oracle_sweep", ["--pairs", "3", "--jobs", "1"]),
         ("cold_start", ["--list"]),
         ("model_containment", ["--robots", "free_flyer", "--samples", "500"]),
+        ("plan_shelf", ["--runs", "2", "--time", "2"]),  # the README's first command
+        ("prm_memory", ["--seconds", "2", "--every", "1"]),
     ],
 )
 def test_demo_runs_and_returns_zero(name, argv, capsys):
