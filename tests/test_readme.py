@@ -33,3 +33,26 @@ def test_readme_demo_script_exists_and_has_main():
     script = next(tok for tok in demo.split() if tok.startswith("demos/"))
     src = (ROOT / script).read_text()
     assert "def main(argv=None) -> int" in src
+
+
+def test_the_quick_start_plans():
+    """The README's OMPL example runs as written and returns a certified path."""
+    import numpy as np
+    import pytest
+
+    pytest.importorskip("ompl")
+    import robots
+
+    try:
+        robots.urdf_path("panda")
+    except Exception as e:  # noqa: BLE001 - example-robot-data missing
+        pytest.skip(f"the Panda needs example-robot-data: {e}")
+    text = (ROOT / "README.md").read_text()
+    block = text[text.index("## Plan with OMPL") :]
+    start = block.index("```python") + len("```python")
+    code = block[start : block.index("```", start)]
+    ns: dict = {}
+    exec(compile(code, "README quick start", "exec"), ns)
+    Q, checker = ns["Q"], ns["checker"]
+    assert np.allclose(Q[0], ns["start"]) and np.allclose(Q[-1], ns["goal"], atol=1e-6)
+    assert all(checker.check_edge(a, b).valid for a, b in zip(Q[:-1], Q[1:], strict=True))
