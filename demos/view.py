@@ -120,7 +120,7 @@ def measure_fps(viewer, updates: int, rng) -> dict:
     t0 = time.perf_counter()
     if viewer.scene is not None:
         for q in qs:
-            viz.link_status(viewer.scene, robot, q)
+            viz.link_status(viewer.scene, robot, q, viewer.checker)
     checks = time.perf_counter() - t0
     n = len(moves)
     return {

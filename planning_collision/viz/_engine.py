@@ -1,7 +1,6 @@
 """Everything `planning_collision.viz` asks of the engine beyond the public `Scene` and
-`Robot` objects, in one place: the engine is being restructured (the bounding-box module
-will be renamed; a CollisionChecker will replace the per-piece loop below), and these
-few functions are what then changes.
+`Robot` objects, in one place: the primitives' world boxes, and each link's status from
+the `CollisionChecker`.
 """
 
 from __future__ import annotations
@@ -50,17 +49,37 @@ class LinkStatus(NamedTuple):
     nearest: int | None
 
 
-def link_status(scene, robot, q) -> dict[str, LinkStatus]:
+def link_status(scene, robot, q, checker=None) -> dict[str, LinkStatus]:
     """{link: LinkStatus} for every link with collision pieces at configuration q, in
-    `robot.link_names` order, from the scene's own queries on each posed piece
-    (``scene.in_collision`` and ``scene.min_distance``). Self-collision is not checked."""
+    `robot.link_names` order, from a `CollisionChecker` (`checker`, or one built here: keep
+    one for repeated calls, as the viewer does): the distance of each link's model to the
+    scene and its nearest obstacle in one compiled call; a link is colliding when it touches
+    an obstacle or a checked self-collision partner. The checker finds overlaps without
+    measuring them, so for links touching an obstacle the clearance is the depth from the
+    scene's own queries on their pieces (``scene.min_distance``)."""
+    from ..checker import CollisionChecker
+
+    checker = checker or CollisionChecker(robot, scene)
+    r = checker.link_distances(q)
+    rows = {
+        name: (float(d), int(obj), float(sd))
+        for name, d, obj, sd in zip(r["links"], r["scene"], r["object"], r["self"], strict=True)
+    }
+    touching = {name for name, (d, _, _) in rows.items() if d <= 0.0}
+    depth: dict[str, tuple[float, int | None]] = {}
+    if touching:
+        for p, T in zip(robot.pieces, robot.piece_poses(q), strict=True):
+            if p.link in touching:
+                m = scene.min_distance(p.shape, T)
+                if p.link not in depth or m.distance < depth[p.link][0]:
+                    depth[p.link] = (m.distance, m.id)
     out: dict[str, LinkStatus] = {}
-    for p, T in zip(robot.pieces, robot.piece_poses(q), strict=True):
-        hit = scene.in_collision(p.shape, T)
-        r = scene.min_distance(p.shape, T)
-        old = out.get(p.link)
-        if old is None or r.distance < old.clearance:
-            out[p.link] = LinkStatus(hit or (old is not None and old.colliding), r.distance, r.id)
-        elif hit:
-            out[p.link] = old._replace(colliding=True)
+    for name in robot.link_names:
+        if name not in rows:
+            continue
+        d, obj, sd = rows[name]
+        if name in depth:
+            d, obj = depth[name]
+        nearest = None if (obj is None or obj < 0) else obj
+        out[name] = LinkStatus(bool(d <= 0.0 or sd <= 0.0), d, nearest)
     return out

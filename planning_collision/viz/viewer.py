@@ -87,6 +87,9 @@ class Viewer:
         self.path = path
         self.q: npt.NDArray[np.float64] | None = None
         self.status: dict[str, LinkStatus] = {}
+        # the CollisionChecker behind `status`, built on the first update (it follows scene
+        # edits itself)
+        self.checker = None
         self.joint_sliders: list = []
         self.path_slider = None
         self._lock = threading.RLock()
@@ -113,7 +116,13 @@ class Viewer:
             self.q = q
             T = self.robot.fk_array(q)
             has_obstacles = self.scene is not None and len(self.scene) > 0
-            self.status = link_status(self.scene, self.robot, q) if has_obstacles else {}
+            if has_obstacles and self.checker is None:
+                from ..checker import CollisionChecker
+
+                self.checker = CollisionChecker(self.robot, self.scene)
+            self.status = (
+                link_status(self.scene, self.robot, q, self.checker) if has_obstacles else {}
+            )
             idx = [i for i, _ in self._link_handles.values()]
             wxyz = _wxyz(T[idx, :3, :3])
             with self.server.atomic():
