@@ -54,12 +54,9 @@ from planning_collision.kernels.scene_baseline import (
     all_pairs_collide_batch,
     all_pairs_min_distance_batch,
 )
+from planning_collision.kernels.scene_calls import scene_collide_batch, scene_min_distance_batch
 from planning_collision.kernels.scratch import new_scratch
-from planning_collision.kernels.traversal import (
-    FlatScene,
-    scene_collide_batch,
-    scene_min_distance_batch,
-)
+from planning_collision.kernels.traversal import FlatScene
 from planning_collision.primitives import concat_primitives, query_block
 from planning_collision.scene import Scene
 from planning_collision.testing.sampling import random_rotations

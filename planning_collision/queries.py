@@ -20,7 +20,8 @@ from .geometry.validate import positive_scalar
 from .kcd import compile_object, flatten
 from .kernels.layout import OUT_SIZE
 from .kernels.public import checked_distance, checked_overlap
-from .kernels.traversal import COLLIDE, DISTANCE, OVERFLOW, scene_traverse
+from .kernels.scene_calls import scene_traverse
+from .kernels.traversal import COLLIDE, DISTANCE, OVERFLOW
 from .primitives import ShapeCache, posed_block
 from .results import DistanceResult, PenetrationResult
 from .workspace import thread_workspace

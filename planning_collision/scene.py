@@ -36,13 +36,13 @@ from .geometry.poses import as_pose
 from .geometry.shapes import Shape
 from .geometry.validate import finite_scalar, positive_scalar
 from .kcd import OPEN_RATIO, ObjectBlock, compile_object, flatten, object_parts
+from .kernels.scene_calls import scene_traverse
 from .kernels.traversal import (
     CANDIDATES,
     COLLIDE,
     DISTANCE,
     OVERFLOW,
     FlatScene,
-    scene_traverse,
 )
 from .primitives import Primitives, query_block
 from .results import DistanceResult

@@ -521,13 +521,13 @@ def test_scene_kernels_run_as_plain_python_with_numba_disabled():
 
 
 def test_nearest_only_kernels_write_one_row_and_the_batch_leaves_best_clean(rng):
-    from planning_collision.kernels.scratch import new_scratch
-    from planning_collision.kernels.traversal import (
-        DISTANCE,
+    from planning_collision.kernels.scene_calls import (
         scene_collide_batch,
         scene_min_distance_batch,
         scene_traverse,
     )
+    from planning_collision.kernels.scratch import new_scratch
+    from planning_collision.kernels.traversal import DISTANCE
 
     s = Scene()
     for _ in range(30):
