@@ -260,8 +260,12 @@ def test_make_setup_validates_its_arguments(shelf):
 # ---------------------------------------------------------------------------- benchmark
 
 
-def test_ompl_benchmark_runs_with_the_plugin_and_its_log_goes_to_sqlite(shelf, tmp_path):
+def test_ompl_benchmark_runs_with_the_plugin_and_its_log_goes_to_sqlite(
+    shelf, tmp_path, monkeypatch
+):
     from ompl import tools as ot
+
+    monkeypatch.chdir(tmp_path)  # Benchmark writes its console log to the working directory
 
     if shutil.which("ompl_benchmark_statistics") is None:
         pytest.skip("the ompl wheel's ompl_benchmark_statistics script is not on PATH")
