@@ -265,7 +265,7 @@ def main(argv=None) -> int:
             f"{m + (' (certified)' if m != 'discrete' else ' (1 % states)'):40s} "
             f"{np.median(t):10.1f} "
             f"{t.mean():9.1f} {np.mean(r['nq']):13.1f} {r['valid'] / len(t):7.1%} "
-            f"{peer_med / np.median(r['peer_t']) if r['peer_t'] else float('nan'):7.1f}x"
+            f"{peer_med / (1e6 * np.median(r['peer_t'])) if r['peer_t'] else float('nan'):7.1f}x"
         )
     pt = np.array(e["peer"]["t"]) * 1e6
     if len(pt):

@@ -60,6 +60,14 @@ def test_the_checker_benchmark_runs(capsys):
     assert bench_checker.main([*argv, "--peer-edges", "4"]) == 0
     out = capsys.readouterr().out
     assert "python-fcl pipeline" in out and "dichotomy (certified)" in out and "cache=False" in out
+    # the edge table's ratio to the peer is a ratio of times in one unit (a unit slip once
+    # printed 6,617,043x): both sides are tens to thousands of microseconds
+    ratios = [
+        float(line.split()[-1].rstrip("x"))
+        for line in out.splitlines()
+        if "edges)" not in line and line.rstrip().endswith("x") and "certified" in line
+    ]
+    assert ratios and all(0.01 < r < 1000.0 for r in ratios), ratios
 
 
 def test_the_certification_script_finds_no_false_free_edge(capsys):
