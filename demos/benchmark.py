@@ -233,7 +233,7 @@ def make_tasks(args) -> list[dict]:
     for s in args.sets:
         ps = load_mbm(str(Path(args.data) / f"{s}.json"))
         robot = _robot(ps.problems[0].fixed_joints)
-        for p in ps.problems[: args.n]:
+        for i, p in enumerate(ps.problems[: args.n]):
             inside = all(
                 np.all(q >= robot.lower) and np.all(q <= robot.upper) for q in (p.start, p.goals[0])
             )
@@ -247,7 +247,7 @@ def make_tasks(args) -> list[dict]:
                             {
                                 "data": str(args.data),
                                 "set": s,
-                                "index": p.index,
+                                "index": i,  # the position in the set (p.index counts from 1)
                                 "planner": planner,
                                 "validator": v,
                                 "repeat": r,

@@ -30,6 +30,8 @@ def _run(tmp_path, *extra):
 def test_the_benchmark_writes_runs_an_ompl_log_a_database_and_a_summary(tmp_path, capsys):
     out, rows = _run(tmp_path, "--validators", "dichotomy", "fcl")
     assert len(rows) == 4 and not any("error" in r for r in rows)
+    # the first two problems of the set were run (a task's index is the position in the set)
+    assert sorted({r["problem"] for r in rows}) == ["bookshelf_small/0001", "bookshelf_small/0002"]
     ours = [r for r in rows if r["validator"] == "dichotomy"]
     assert all(r["solved"] for r in ours)
     assert all(r["collides"] is False for r in ours)  # certified paths, re-checked on meshes
