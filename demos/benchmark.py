@@ -8,7 +8,8 @@ Validators (``--validators``):
 - ``fcl``: the baseline users write today: a Python `StateValidityChecker` over python-fcl on
   the exact link meshes (planning_collision.testing.fcl_robot) and OMPL's own
   `DiscreteMotionValidator` at its default resolution;
-- ``mplib``: MPlib's own RRTConnect (``pip install mplib``; demos/baselines/mplib_runner.py),
+- ``mplib``: MPlib's own RRTConnect (in its own environment, ``MPLIB_PYTHON``:
+  demos/baselines/mplib_runner.py),
   the planner Python users install today. The planner list does not apply to it.
 
 Each run solves one problem with a time limit. Every path a run returns is then re-checked
@@ -406,11 +407,12 @@ def summarize(rows, args) -> str:
             ok = [r for r in rr if r.get("solved")]
             t = np.median([r["time"] for r in ok]) * 1e3 if ok else float("nan")
             bad = sum(1 for r in ok if r.get("collides"))
-            checks = np.median([r.get("state_checks", 0) for r in rr]) if rr else 0
+            counted = [r["state_checks"] for r in rr if "state_checks" in r]
+            checks = f"{np.median(counted):.0f}" if counted else "-"  # MPlib counts none
             errs = sum(1 for r in rr if "error" in r)
             lines.append(
                 f"| {s} | {label} | {len(ok)}/{len(rr)} | {t:.1f} | {bad} of {len(ok)} "
-                f"| {checks:.0f} | {errs} |"
+                f"| {checks} | {errs} |"
             )
     return "\n".join(lines)
 
@@ -470,7 +472,11 @@ def main(argv=None) -> int:
         from demos.baselines import mplib_runner
 
         if not mplib_runner.available():
-            p.error("--validators mplib needs MPlib: pip install mplib")
+            p.error(
+                f"--validators mplib: no MPlib that runs in {mplib_runner.python()} (MPlib 0.2.1 "
+                "needs numpy < 2): python -m venv ~/.venv-mplib && ~/.venv-mplib/bin/pip "
+                "install mplib==0.2.1, then MPLIB_PYTHON=~/.venv-mplib/bin/python"
+            )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tasks = make_tasks(args)

@@ -1,0 +1,1 @@
+"""Baselines the benchmark compares against that are not OMPL validators (MPlib)."""
