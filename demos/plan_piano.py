@@ -16,6 +16,7 @@ centre path and its outline at a few poses.
     python demos/plan_piano.py --planner BITstar --time 5
     python demos/plan_piano.py --method discrete      # OMPL-style sampled edges, for contrast
     python demos/plan_piano.py --out piano.png        # and the floor plan
+    python demos/plan_piano.py --view                 # in the browser (--export f.glb: glTF)
 
 Why not OMPL's SE3StateSpace: OMPL interpolates its rotations by slerp, a motion the checker
 does not certify; in these six coordinates OMPL's straight-line interpolation is exactly
@@ -38,6 +39,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: the repository root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from demos import viewing  # noqa: E402
 from demos.scenes import piano_room  # noqa: E402
 from plugins.ompl import METHODS, PLANNERS, make_setup, solution_path, validators  # noqa: E402
 
@@ -137,6 +139,7 @@ def main(argv=None) -> int:
     p.add_argument("--time", type=float, default=10.0, help="seconds to solve (default 10)")
     p.add_argument("--seed", type=int, default=1, help="OMPL's random seed (default 1)")
     p.add_argument("--out", help="also draw the floor plan into this PNG")
+    viewing.add_arguments(p)
     args = p.parse_args(argv)
     if args.time <= 0:
         p.error("--time must be > 0")
@@ -189,6 +192,7 @@ def main(argv=None) -> int:
         title = f"{args.planner}, edges by {args.method}: solved in {1e3 * dt:.0f} ms"
         if draw(args.out, robot, scene, Q, title):
             print(f"wrote {args.out}")
+    viewing.show(scene, robot, Q, args)
     return 0 if bad == 0 or args.method == "discrete" else 1
 
 

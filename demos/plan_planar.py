@@ -17,6 +17,7 @@ default roadmap.png) shows the plane seen from above:
     python demos/plan_planar.py                        # PRM, roadmap.png
     python demos/plan_planar.py --planner RRTConnect --out tree.png
     python demos/plan_planar.py --method discrete      # OMPL-style sampled edges, for contrast
+    python demos/plan_planar.py --view                 # in the browser (--export f.glb: glTF)
 
 The picture needs matplotlib (the viz extra); without it the demo says so and only plans.
 The first run on a machine compiles the checker's kernels (about 40 s, announced); numba
@@ -36,6 +37,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: the repository root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from demos import viewing  # noqa: E402
 from demos.scenes import planar_arm_gap  # noqa: E402
 from plugins.ompl import METHODS, PLANNERS, make_setup, solution_path, validators  # noqa: E402
 
@@ -172,6 +174,7 @@ def main(argv=None) -> int:
     p.add_argument("--time", type=float, default=1.0, help="seconds to solve (default 1)")
     p.add_argument("--seed", type=int, default=1, help="OMPL's random seed (default 1)")
     p.add_argument("--out", default="roadmap.png", help="the picture (default roadmap.png)")
+    viewing.add_arguments(p)
     args = p.parse_args(argv)
     if args.time <= 0:
         p.error("--time must be > 0")
@@ -225,6 +228,8 @@ def main(argv=None) -> int:
     )
     if draw(args.out, robot, scene, svc.codec, V, E, Q, title):
         print(f"wrote {args.out}")
+    if solved:
+        viewing.show(scene, robot, Q, args, roadmap=(V, E))
     return 0 if solved else 1
 
 

@@ -28,6 +28,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: the repository root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from demos import viewing  # noqa: E402
 from demos.scenes import panda_shelf  # noqa: E402
 from plugins.ompl import PLANNERS, make_setup, solution_path, validators  # noqa: E402
 
@@ -99,8 +100,7 @@ def main(argv=None) -> int:
     p.add_argument("--time", type=float, default=1.0, help="seconds per solve (default 1)")
     p.add_argument("--runs", type=int, default=5, help="solves per planner (default 5)")
     p.add_argument("--seed", type=int, default=1, help="OMPL's random seed (default 1)")
-    p.add_argument("--view", action="store_true", help="show the first path in the browser")
-    p.add_argument("--export", metavar="FILE.glb", help="write the first path as glTF")
+    viewing.add_arguments(p)  # --view, --export: the first path found
     args = p.parse_args(argv)
     if args.runs < 1 or args.time <= 0:
         p.error("--runs must be >= 1 and --time > 0")
@@ -128,29 +128,9 @@ def main(argv=None) -> int:
         + ("no returned path collides" if bad == 0 else f"{bad} returned paths collide")
     )
     path = next((s["path"] for s in summaries if s["path"] is not None), None)
-    if path is not None and (args.view or args.export):
-        show(scene, robot, path, args)
+    if path is not None:
+        viewing.show(scene, robot, path, args)
     return 0 if all(s["solved"] for s in summaries) or args.method == "discrete" else 1
-
-
-def show(scene, robot, path, args) -> None:
-    """The path in the browser (--view) or as a glTF file (--export)."""
-    try:
-        from planning_collision import viz
-    except ImportError as e:  # pragma: no cover - the viz extra is missing
-        print(f"--view / --export need the viz extra (pip install -e '.[viz]'): {e}")
-        return
-    if args.export:
-        viz.export_glb(args.export, scene, robot, configurations=[path[-1]], path=path)
-        print(f"wrote {args.export}")
-    if args.view:
-        viewer = viz.show(scene, robot, path=path)
-        print(f"viewer at {viewer.url} (Ctrl-C to stop)")
-        try:
-            while True:
-                time.sleep(1.0)
-        except KeyboardInterrupt:
-            viewer.stop()
 
 
 if __name__ == "__main__":

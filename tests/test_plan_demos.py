@@ -42,3 +42,15 @@ def test_a_planning_demo_refuses_a_bad_argument(name, bad, capsys):
         mod.main(bad)
     assert e.value.code == 2
     assert "error" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["plan_planar", "plan_piano"])
+def test_a_planning_demo_exports_its_path_as_gltf(name, tmp_path, capsys):
+    trimesh = pytest.importorskip("trimesh")
+    mod = importlib.import_module(f"demos.{name}")
+    glb = tmp_path / "path.glb"
+    assert mod.main(["--seed", "1", "--out", str(tmp_path / "p.png"), "--export", str(glb)]) == 0
+    assert f"wrote {glb}" in capsys.readouterr().out
+    names = set(trimesh.load(glb).graph.nodes_geometry)
+    assert any(n.startswith("obstacle") for n in names)
+    assert any(n.startswith("robot") for n in names) and any(n.startswith("path") for n in names)
