@@ -111,13 +111,15 @@ def test_every_bound_planner_solves_the_shelf_through_the_plugin(shelf, planner)
     objective = ob.PathLengthOptimizationObjective(ss.getSpaceInformation())
     objective.setCostThreshold(ob.Cost(math.inf))
     ss.setOptimizationObjective(objective)
-    assert ss.solve(1.0 if planner == "AORRTC" else 20.0)
-    assert ss.haveExactSolutionPath(), planner
+    status = ss.solve(1.0 if planner == "AORRTC" else 20.0)
+    seen = f"{planner}: {status}, motions {mv.counts}, states {svc.calls}, errors "
+    seen += f"{svc.errors}/{mv.errors}"
+    assert status and ss.haveExactSolutionPath(), seen
     Q = solution_path(ss)
-    assert np.allclose(Q[0], start) and np.allclose(Q[-1], goal, atol=1e-6)
-    assert _dense_free(checker, Q), f"{planner} returned a colliding path"
-    assert mv.counts["valid"] + mv.counts["invalid"] > 0 and svc.calls > 0
-    assert svc.errors == 0 and mv.errors == 0
+    assert np.allclose(Q[0], start) and np.allclose(Q[-1], goal, atol=1e-6), (seen, Q[[0, -1]])
+    assert _dense_free(checker, Q), f"{seen}: a colliding path"
+    assert mv.counts["valid"] + mv.counts["invalid"] > 0 and svc.calls > 0, seen
+    assert svc.errors == 0 and mv.errors == 0, seen
 
 
 def test_an_obstacle_between_two_states_is_not_stepped_over(shelf):
