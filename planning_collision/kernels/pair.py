@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ._jit import hot_kernel, kernel
+from ._jit import hot_kernel, inline_kernel, kernel
 from .capsule_capsule import capsule_capsule_distance
 from .epa import EPA_WS_END, epa_core
 from .gjk import (
@@ -113,7 +113,11 @@ def _start_direction(T_a, T_b, ws):
 _CORES_OVERLAP = 3
 
 
-@hot_kernel
+# The two steps every pair query goes through are inlined into their callers: a call that
+# passes two shape tables costs ~0.1 us, and a scene distance query makes several (inlined:
+# bench_scene distance queries 7-10 % faster, the checker's certified edges 15 %, no
+# slower to compile).
+@inline_kernel
 def _gjk_separation(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
     """GJK on the cores. Returns (status, n): EXACT or PENETRATING (the cores apart: out
     holds the exact signed distance, witnesses and normal), LOWER_BOUND (out[0] a lower
@@ -192,7 +196,7 @@ def _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
     return PENETRATING
 
 
-@hot_kernel
+@inline_kernel
 def _non_gjk(tab_a, ia, T_a, tab_b, ib, T_b, out):
     """Halfspaces and closed forms, in either order, into out. Returns False when the pair
     needs GJK."""
