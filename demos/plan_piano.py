@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -39,9 +38,9 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: the repository root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from demos import viewing  # noqa: E402
+from demos import cli, viewing  # noqa: E402
 from demos.scenes import piano_room  # noqa: E402
-from plugins.ompl import METHODS, PLANNERS, make_setup, solution_path, validators  # noqa: E402
+from plugins.ompl import solution_path  # noqa: E402
 
 RECHECK_STEP = 0.002  # m: the largest piano motion between two re-checked states
 POSES = 7  # piano outlines drawn along the path, start and goal included
@@ -134,20 +133,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--planner", choices=PLANNERS, default="RRTConnect", help="default RRTConnect")
-    p.add_argument("--method", choices=METHODS, default="dichotomy", help="default dichotomy")
-    p.add_argument("--time", type=float, default=10.0, help="seconds to solve (default 10)")
-    p.add_argument("--seed", type=int, default=1, help="OMPL's random seed (default 1)")
+    cli.add_arguments(p, "RRTConnect", 10.0)
     p.add_argument("--out", help="also draw the floor plan into this PNG")
-    viewing.add_arguments(p)
-    args = p.parse_args(argv)
-    if args.time <= 0:
-        p.error("--time must be > 0")
-
-    from ompl import util as ou
-
-    ou.RNG.setSeed(args.seed)  # before any planner or sampler exists (OMPL_BINDINGS.md)
-    ou.setLogLevel(ou.LOG_WARN)
+    args = cli.parse(p, argv)
 
     import planning_collision as pc
 
@@ -157,19 +145,11 @@ def main(argv=None) -> int:
         f"piano ({robot.dof} coordinates: x y z yaw pitch roll), {len(scene)} obstacles, "
         f"doorway 1.6 m wide; edges: {args.method}"
     )
-    print("Compiling the checker's kernels (the first run on this machine takes about 40 s;")
-    print("numba caches them, later runs load them in about a second) ...", flush=True)
-    print(f"  ready in {checker.warm_up():.1f} s")
+    cli.warm_up(checker)
 
-    ss = make_setup(
-        robot, scene, start, goal, method=args.method, planner=args.planner, checker=checker
-    )
-    svc, mv = validators(ss)
-    t0 = time.perf_counter()
-    solved = bool(ss.solve(args.time)) and ss.haveExactSolutionPath()
-    dt = time.perf_counter() - t0
-    edges, states = sum(mv.counts.values()), svc.calls
-    us_edge, us_state = 1e6 * mv.seconds / max(edges, 1), 1e6 * svc.seconds / max(states, 1)
+    r = cli.solve(robot, scene, start, goal, checker, args)
+    ss, solved, dt = r.ss, r.solved, r.seconds
+    edges, states, us_edge, us_state = r.edges, r.states, r.us_edge, r.us_state
     if not solved:
         print(f"{args.planner:12s} not solved in {1e3 * dt:.0f} ms  edges {edges}  states {states}")
         return 1

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -37,9 +36,9 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: the repository root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from demos import viewing  # noqa: E402
+from demos import cli, viewing  # noqa: E402
 from demos.scenes import planar_arm_gap  # noqa: E402
-from plugins.ompl import METHODS, PLANNERS, make_setup, solution_path, validators  # noqa: E402
+from plugins.ompl import solution_path, validators  # noqa: E402
 
 EE_LINK = "tool"  # the arm's last frame: link3's tip, between the fingers
 EDGE_SAMPLES = 12  # configurations per drawn roadmap edge
@@ -169,20 +168,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--planner", choices=PLANNERS, default="PRM", help="default PRM")
-    p.add_argument("--method", choices=METHODS, default="dichotomy", help="default dichotomy")
-    p.add_argument("--time", type=float, default=1.0, help="seconds to solve (default 1)")
-    p.add_argument("--seed", type=int, default=1, help="OMPL's random seed (default 1)")
+    cli.add_arguments(p, "PRM", 1.0)
     p.add_argument("--out", default="roadmap.png", help="the picture (default roadmap.png)")
-    viewing.add_arguments(p)
-    args = p.parse_args(argv)
-    if args.time <= 0:
-        p.error("--time must be > 0")
-
-    from ompl import util as ou
-
-    ou.RNG.setSeed(args.seed)  # before any planner or sampler exists (OMPL_BINDINGS.md)
-    ou.setLogLevel(ou.LOG_WARN)
+    args = cli.parse(p, argv)
 
     import planning_collision as pc
 
@@ -192,19 +180,12 @@ def main(argv=None) -> int:
         f"planar arm ({robot.dof} joints, {robot.joint_names[0]} continuous), "
         f"{len(scene)} obstacles, edges: {args.method}"
     )
-    print("Compiling the checker's kernels (the first run on this machine takes about 40 s;")
-    print("numba caches them, later runs load them in about a second) ...", flush=True)
-    print(f"  ready in {checker.warm_up():.1f} s")
+    cli.warm_up(checker)
 
-    ss = make_setup(
-        robot, scene, start, goal, method=args.method, planner=args.planner, checker=checker
-    )
-    svc, mv = validators(ss)
-    t0 = time.perf_counter()
-    solved = bool(ss.solve(args.time)) and ss.haveExactSolutionPath()
-    dt = time.perf_counter() - t0
-    edges, states = sum(mv.counts.values()), svc.calls
-    us_edge, us_state = 1e6 * mv.seconds / max(edges, 1), 1e6 * svc.seconds / max(states, 1)
+    r = cli.solve(robot, scene, start, goal, checker, args)
+    ss, solved, dt = r.ss, r.solved, r.seconds
+    edges, states, us_edge, us_state = r.edges, r.states, r.us_edge, r.us_state
+    svc, _ = validators(ss)
     V, E = planner_graph(ss)  # before simplifying: what the planner built
     Q = None
     if solved:

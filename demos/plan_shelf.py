@@ -28,7 +28,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: the repository root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from demos import viewing  # noqa: E402
+from demos import cli, viewing  # noqa: E402
 from demos.scenes import panda_shelf  # noqa: E402
 from plugins.ompl import PLANNERS, make_setup, solution_path, validators  # noqa: E402
 
@@ -105,19 +105,14 @@ def main(argv=None) -> int:
     if args.runs < 1 or args.time <= 0:
         p.error("--runs must be >= 1 and --time > 0")
 
-    from ompl import util as ou
-
-    ou.RNG.setSeed(args.seed)  # before any planner or sampler exists (OMPL_BINDINGS.md)
-    ou.setLogLevel(ou.LOG_WARN)
+    cli.seed_ompl(args.seed)  # before any planner or sampler exists (OMPL_BINDINGS.md)
 
     import planning_collision as pc
 
     robot, scene, start, goal = panda_shelf()
     checker = pc.CollisionChecker(robot, scene)
     print(f"Panda ({robot.dof} joints), bookshelf ({len(scene)} obstacles), edges: {args.method}")
-    print("Compiling the checker's kernels (the first run on this machine takes about 40 s;")
-    print("numba caches them, later runs load them in about a second) ...", flush=True)
-    print(f"  ready in {checker.warm_up():.1f} s")
+    cli.warm_up(checker)
     print(f"{args.runs} solves per planner, {args.time:g} s each")
     summaries = [
         run_planner(name, robot, scene, start, goal, checker, args) for name in args.planner
