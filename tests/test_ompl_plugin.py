@@ -113,9 +113,10 @@ def test_every_bound_planner_solves_the_shelf_through_the_plugin(shelf, planner)
     ss.setOptimizationObjective(objective)
     status = ss.solve(1.0 if planner == "AORRTC" else 20.0)
     if not ss.haveExactSolutionPath():
-        # InformedRRTstar returned "Approximate solution" after its 20 s once in 60 solves on
-        # a loaded machine (it finds the path in 0.1 s otherwise): one more budget, from the
-        # tree it has, before calling it a failure
+        # InformedRRTstar grows a tree of ~40,000 motions in 20 s without an exact connection
+        # to the goal state in about 1 solve in 40 (no callback error; it solves in 0.1 s
+        # otherwise): a planner's bad draw, not the plugin's. One fresh try before failing.
+        ss.clear()
         status = ss.solve(20.0)
     seen = f"{planner}: {status}, motions {mv.counts}, states {svc.calls}, errors "
     seen += f"{svc.errors}/{mv.errors}"
