@@ -78,8 +78,8 @@ class EdgeResult:
     toc : float; where a collision was found (NaN when valid): for "ca" the first contact
         (within the contact tolerance), for "dichotomy" and "discrete" a colliding t, not
         necessarily the first ("discrete" with the first colliding sample of its grid).
-    n_queries : int; distance queries ("dichotomy", "ca": one per body evaluated) or states
-        checked ("discrete").
+    n_queries : int; distance queries ("dichotomy", "ca": one per body evaluated, plus one
+        per boolean probe state for "dichotomy") or states checked ("discrete").
     method : str; "discrete", "dichotomy" or "ca".
     certified : bool; the answer holds for every t, not only at sampled states. False for
         "discrete", and when a certified method ran out of its query budget (the motion is

@@ -14,7 +14,10 @@
   edge is free when no body has an interval left; it collides when some d_b <= padding +
   eta (eta, the contact tolerance, makes the certificate conservative and the loop end).
   The end states come first, and their distances are kept in a small cache keyed by the
-  configuration, so the edges a planner checks from one vertex reuse them.
+  configuration, so the edges a planner checks from one vertex reuse them. Before any
+  distance, boolean checks at a few states (PROBES: the end, the middle, the quarters)
+  reject most colliding edges for a few µs ("stop as soon as the answer is known", KCCD):
+  a certified state costs ~30 body distances, a boolean one returns at its first contact.
 - CA (conservative advancement, FCL): from t = 0, advance by the smallest window of all
   bodies until t >= 1 (free) or a body is within padding + eta (collision at toc = t).
 
@@ -50,6 +53,12 @@ DICHOTOMY = 1
 CA = 2
 
 UNDECIDED = 2
+
+# DICHOTOMY's boolean probes, in order, before any distance: most edges a planner rejects
+# collide at one of them (RRTConnect's on MotionBenchMaker scenes, 1,936 colliding edges:
+# 245 at t = 1, 923 more at 0.5, 577 at 0.75, 37 at 0.25; 154 elsewhere), found for a
+# boolean check each (~2 us) instead of the ~30 body distances a certified state costs.
+PROBES = (1.0, 0.5, 0.75, 0.25)
 
 # How far (m) a piece's front envelope reaches beyond its query: the motion it is meant to
 # cover, at most this (a farther reach lists more leaves than it saves box tests).
@@ -210,15 +219,16 @@ def _bound_body(hm, hw, sc, buf, b, t, lo, hi, slot, pad, eta, use_cache):
 @inline_kernel
 def _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, endpoints):
     """Pose the configuration at t (pieces and capsules); returns its endpoint-cache slot
-    (-1 when t is not an end of the edge, `endpoints` says it may be, or caching is off)."""
+    (-1 when t is not an end of the edge, `endpoints` says it may be, or caching is off)
+    and whether the cache held it."""
     _set_q(buf, q0, q1, t)
     pose(hm, hw, buf.q, YES)
     if not (use_cache and endpoints and (t == 0.0 or t == 1.0)):
-        return -1
+        return -1, False
     slot, hit = _cache_slot(buf, buf.q)
     if not hit:
         _cache_claim(buf, slot, buf.q, nb)
-    return slot
+    return slot, hit
 
 
 @inline_kernel
@@ -241,15 +251,27 @@ def _motion_bounds(robot, buf, q0, q1):
 
 @hot_kernel
 def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
-    """The DICHOTOMY method (module doc): the end state, the start, then the midpoint of the
-    largest uncovered interval of any body until none is left or a body is in contact."""
+    """The DICHOTOMY method (module doc): boolean checks at PROBES (a collision there ends
+    the check), then the end state, the start, and the midpoint of the largest uncovered
+    interval of any body until none is left or a body is in contact."""
     robot, _, sc, buf = unpack(hm, hw)
     nb = robot.R.shape[0]
+    self_collision = robot.pairs.shape[0] > 0
     for b in range(nb):
         buf.ilo[b, 0] = 0.0
         buf.ihi[b, 0] = 1.0
         buf.icount[b] = 1
     nq = 0
+    for t in PROBES:
+        nq += 1
+        slot, hit = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, t == 1.0)
+        if hit or not posed_collides(hm, hw, pad + eta, self_collision, 0.0):
+            continue
+        if slot >= 0:  # the end state collides: the endpoint cache remembers it
+            for b in range(nb):
+                buf.ec_d[slot, b] = -math.inf
+                buf.ec_exact[slot, b] = 1
+        return COLLISION, 0.0, t, nq
     step = 0
     while True:
         if step == 0:
@@ -270,7 +292,7 @@ def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
             else:
                 t = buf.ilo[bb, kk]
         step += 1
-        slot = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, step <= 2)
+        slot, _ = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, step <= 2)
         collided = False
         for b in range(nb):
             k = _interval_at(buf, b, t)
@@ -285,6 +307,8 @@ def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
             # a lower bound (exact 0) means "farther than need", and need > pad + eta
             if exact == 1 and d <= pad + eta:
                 collided = True
+                if t != 0.0 or check_start:
+                    break  # the answer is known: the other bodies need not be evaluated
                 continue
             mu = buf.mu[b]
             r = math.inf if mu == 0.0 else (d - pad - 0.5 * eta) / mu
@@ -311,7 +335,7 @@ def advance(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
     last = 0.0
     nq = 0
     while True:
-        slot = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, t == 0.0)
+        slot, _ = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, t == 0.0)
         for b in range(nb):
             if frontier[b] > t:
                 continue
