@@ -199,3 +199,63 @@ def test_pair_bound_covers_both_links_moving_in_their_common_ancestor_frame(name
                 rb = _moved_over_bound(P, np.flatnonzero(vlink == b), mu_v, ts[1], 0.0)
                 worst = max(worst, ra + rb)
     assert 0.0 < worst <= 1.0 + 1e-9, f"{name}: pair motion {worst:.6f}x its bound"
+
+
+@pytest.mark.parametrize(
+    "name", ["panda", "ur5", "planar_arm", "planar_arm+fingers", "free_flyer"]
+)
+def test_local_bound_holds_around_the_posed_configuration(name, rng):
+    """The checker's local bound (kernels/motion_bounds.py): within |t - s| <= h of a posed
+    configuration q(s), no vertex of a link moves farther than A(s) h + B h^2 / 2 (world
+    frame), and for a self pair the two links' displacements in their LCA frame add up to
+    no more than the pair's. It is tighter than the global bound on most motions, else it
+    would not be worth its cost."""
+    from planning_collision.kernels.motion_bounds import growth, rate
+    from planning_collision.robot.geometry import link_spheres
+
+    if name in ("panda", "ur5"):
+        pytest.importorskip("cmeel")
+    robot = _robot(name)
+    vlink, vpts = _link_vertices(robot)
+    links = robot.collision_links
+    pairs = robot.self_collision_pairs()
+    start, term, weight = robot.bounds.body_terms(links, pairs)
+    centre, radius = link_spheres(robot.collision, len(robot.link_names))
+    axis = robot.model.axis
+    R = np.concatenate([robot.motion_bound_R, robot.pair_speed_rows(pairs)])
+    lca = [robot.lowest_common_ancestor(int(a), int(b)) for a, b in pairs]
+    bodies = [(int(i), -1, -1) for i in links] + [
+        (int(a), int(b), c) for (a, b), c in zip(pairs, lca, strict=True)
+    ]
+    ts = np.linspace(0.0, 1.0, N_TIMES)
+    q0s, q1s = _motions(robot, 3 if NO_JIT else 150, rng)
+    P = np.empty((N_TIMES, len(vlink), 3))
+    worst, tighter, total = 0.0, 0, 0
+    for q0, q1 in zip(q0s, q1s, strict=True):
+        dqa = np.abs(q1 - q0)
+        T = robot.fk_batch(q0 + ts[:, None] * (q1 - q0))
+        s = int(rng.integers(N_TIMES))
+        h = np.abs(ts - ts[s])
+        world = np.broadcast_to(np.eye(4), (N_TIMES, 4, 4))
+        frames = {-1: world}
+        for c in set(lca):
+            frames[c] = np.linalg.inv(T[:, c])
+        for b, (la, lb, c) in enumerate(bodies):
+            A = rate(start, term, weight, centre, radius, axis, T[s], dqa, b)
+            B = growth(start, term, weight, dqa, b)
+            bound = A * h + 0.5 * B * h * h
+            _positions(T, frames[c], vlink, vpts, P)
+            moved = np.zeros(N_TIMES)
+            for li in (la, lb) if lb >= 0 else (la,):
+                d = np.linalg.norm(P[:, vlink == li] - P[s, vlink == li], axis=2)
+                moved += d.max(axis=1)
+            assert (moved[bound == 0.0] < 1e-12).all(), f"{name}: body {b} moved unbounded"
+            ok = bound > 0.0
+            if ok.any():
+                worst = max(worst, float((moved[ok] / bound[ok]).max()))
+            mu = float(R[b] @ dqa)
+            total += 1
+            tighter += A < mu
+    assert worst <= 1.0 + 1e-9, f"{name}: a body moved {worst:.6f}x its local bound"
+    if not NO_JIT and name != "free_flyer":
+        assert tighter > 0.5 * total, f"{name}: local rate below mu on {tighter}/{total}"

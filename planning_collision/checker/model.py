@@ -14,6 +14,7 @@ import numpy as np
 from ..kernels.checker import CheckBuffers, CheckRobot
 from ..kernels.handles import array_table, rows
 from ..kernels.scratch import WARM_SLOTS, new_scratch
+from ..robot.geometry import link_spheres
 from .bounds import piece_bounds
 
 # Sizes of the workspace's caches (bounded memory).
@@ -54,6 +55,13 @@ def _bounds(robot):
     return _BOUNDS[key]
 
 
+def _local_bounds(robot, links, pairs) -> tuple:
+    """The CheckRobot fields of the local motion bounds (kernels/motion_bounds.py)."""
+    centre, radius = link_spheres(robot.collision, len(robot.link_names))
+    start, term, weight = robot.bounds.body_terms(links, pairs)
+    return centre, radius, start, term, weight
+
+
 def build_model(robot, scene, self_collision: bool) -> CheckModel:
     """The flat model of `robot` in `scene` (checking the ACM's pairs when self_collision)."""
     c = robot.collision
@@ -81,6 +89,7 @@ def build_model(robot, scene, self_collision: bool) -> CheckModel:
         cap_pose,
         cap_p0,
         cap_p1,
+        *_local_bounds(robot, links, pairs),
     )
     flat = scene.build()
     row_list = rows(check_robot) + rows(flat)
@@ -140,6 +149,8 @@ class CheckWorkspace:
             np.zeros((max(int(endpoints), 1), nb)),
             np.zeros((max(int(endpoints), 1), nb), np.int32),
             np.zeros((QUEUE, 2), np.int32),
+            np.zeros(dof),
+            np.zeros(nb),
         )
         row_list = rows(self.scratch) + rows(self.buffers)
         self.table = array_table(row_list)

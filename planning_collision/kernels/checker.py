@@ -72,6 +72,12 @@ CheckRobot = namedtuple(
         "cap_pose",  # (n_pieces, 4, 4) T_piece_capsule
         "cap_p0",  # (n_pieces, 3) the capsule's segment ends, piece frame
         "cap_p1",
+        # local motion bounds (kernels/motion_bounds.py, robot/bounds.py `body_terms`)
+        "sphere_c",  # (n_all_links, 3) centre of a ball holding each link (link frame)
+        "sphere_r",  # (n_all_links,) its radius
+        "term_start",  # (n_bodies + 1,) int32: body b's rows of term, term_w
+        "term",  # (n_terms, 3) int32: (sphere link, joint link or -1, configuration index)
+        "term_w",  # (n_terms, 2): (|mult|, speed per unit of the joint)
     ],
 )
 
@@ -103,17 +109,20 @@ CheckBuffers = namedtuple(
         "ec_d",  # (C, n_bodies): distance lower bounds there
         "ec_exact",  # (C, n_bodies) int32
         "queue",  # (Qn, 2) int32: the discrete method's FIFO of index ranges
+        "dqa",  # (dof,) |q1 - q0| of the current edge
+        "growth",  # (n_bodies,) the local bounds' B of the current edge
     ],
 )
 
 register(
     CheckRobot,
-    [RobotModel, ShapeTable, I1, F3, I1, I1, I2, F2, I1, ShapeTable, ShapeTable, F3, F2, F2],
+    [RobotModel, ShapeTable, I1, F3, I1, I1, I2, F2, I1, ShapeTable, ShapeTable, F3, F2, F2]
+    + [F2, F1, I1, I2, F2],
 )
 register(
     CheckBuffers,
     [F3, F3, F2, F2, F2, F2, F3, F1, F1, I1, I1, F1, F2, F2, I1]
-    + [F2, F2, I1, I2, I2, L1, F2, F2, I2, I2],
+    + [F2, F2, I1, I2, I2, L1, F2, F2, I2, I2, F1, F1],
 )
 _model_view = table_view(CheckRobot, FlatScene)  # (robot, scene) of a model table
 _work_view = table_view(Scratch, CheckBuffers)  # (scratch, buffers) of a workspace table

@@ -8,9 +8,10 @@
   (a collision link against the scene, or a self pair) keeps the sub-intervals of [0, 1]
   not yet certified for it. The midpoint s of the largest one is evaluated: every body with
   an uncovered interval around s gets a distance lower bound d_b(s), capped at what would
-  cover that interval. Along the edge no point of body b moves farther than mu_b |t - s|
-  (kernels/motion_bounds.py), so b stays farther than padding from collision for
-  |t - s| <= (d_b - padding - eta/2) / mu_b: that window is cut from b's intervals. The
+  cover that interval. Along the edge no point of body b moves farther than mu_b |t - s|,
+  nor than A_b(s) |t - s| + B_b |t - s|^2 / 2 (the local bound at s; kernels/motion_bounds.py),
+  so b stays farther than padding from collision while both allow less than
+  d_b - padding - eta/2: that window is cut from b's intervals. The
   edge is free when no body has an interval left; it collides when some d_b <= padding +
   eta (eta, the contact tolerance, makes the certificate conservative and the loop end).
   The end states come first, and their distances are kept in a small cache keyed by the
@@ -47,6 +48,7 @@ from .checker import (
     q_code,
     unpack,
 )
+from .motion_bounds import growth, rate, reach, window
 
 DISCRETE = 0
 DICHOTOMY = 1
@@ -199,16 +201,26 @@ def _set_q(buf, q0, q1, t):
 
 
 @inline_kernel
-def _bound_body(hm, hw, sc, buf, b, t, lo, hi, slot, pad, eta, use_cache):
+def _rate(robot, buf, b):
+    """Body b's local motion rate A at the posed configuration (kernels/motion_bounds.py)."""
+    return rate(
+        robot.term_start, robot.term, robot.term_w, robot.sphere_c, robot.sphere_r,
+        robot.model.axis, buf.link_poses, buf.dqa, b,
+    )  # fmt: skip
+
+
+@inline_kernel
+def _bound_body(hm, hw, sc, buf, b, t, lo, hi, slot, pad, eta, use_cache, A):
     """(d, exact, queried): body b's distance bound at the posed t, capped at what covers
-    its interval [lo, hi] around t; through the endpoint cache when slot >= 0."""
-    mu = buf.mu[b]
+    its interval [lo, hi] around t (A: its local rate there); through the endpoint cache
+    when slot >= 0."""
     h = max(t - lo, hi - t)
-    need = pad + eta + mu * h
+    move = reach(buf.mu[b], A, buf.growth[b], h)
+    need = pad + eta + move
     if slot >= 0 and (buf.ec_exact[slot, b] == 1 or buf.ec_d[slot, b] >= need):
         sc.counts[ENDPOINT_HITS] += 1
         return buf.ec_d[slot, b], buf.ec_exact[slot, b], 0
-    delta = min(mu * h, FRONT_REACH) if use_cache else 0.0
+    delta = min(move, FRONT_REACH) if use_cache else 0.0
     d, exact, _ = body_distance(hm, hw, b, need, pad + eta, delta)
     if slot >= 0:
         buf.ec_d[slot, b] = d
@@ -233,14 +245,18 @@ def _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, endpoints):
 
 @inline_kernel
 def _motion_bounds(robot, buf, q0, q1):
-    """buf.mu = R |q1 - q0|; returns the largest."""
+    """buf.mu = R |q1 - q0|, buf.dqa = |q1 - q0| and buf.growth the local bounds' B
+    (kernels/motion_bounds.py); returns the largest mu."""
     R = robot.R
+    for k in range(R.shape[1]):
+        buf.dqa[k] = abs(q1[k] - q0[k])
     top = 0.0
     for b in range(R.shape[0]):
         s = 0.0
         for k in range(R.shape[1]):
-            s += R[b, k] * abs(q1[k] - q0[k])
+            s += R[b, k] * buf.dqa[k]
         buf.mu[b] = s
+        buf.growth[b] = growth(robot.term_start, robot.term, robot.term_w, buf.dqa, b)
         top = max(top, s)
     return top
 
@@ -298,8 +314,9 @@ def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
             k = _interval_at(buf, b, t)
             if k < 0:
                 continue
+            A = _rate(robot, buf, b)
             d, exact, queried = _bound_body(
-                hm, hw, sc, buf, b, t, buf.ilo[b, k], buf.ihi[b, k], slot, pad, eta, use_cache
+                hm, hw, sc, buf, b, t, buf.ilo[b, k], buf.ihi[b, k], slot, pad, eta, use_cache, A
             )
             nq += queried
             buf.d[b] = d
@@ -310,8 +327,7 @@ def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
                 if t != 0.0 or check_start:
                     break  # the answer is known: the other bodies need not be evaluated
                 continue
-            mu = buf.mu[b]
-            r = math.inf if mu == 0.0 else (d - pad - 0.5 * eta) / mu
+            r = window(buf.mu[b], A, buf.growth[b], d - pad - 0.5 * eta)
             _cut(buf, b, t - r, t + r)
         if collided and (t != 0.0 or check_start):
             if t == 0.0:
@@ -339,16 +355,16 @@ def advance(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
         for b in range(nb):
             if frontier[b] > t:
                 continue
+            A = _rate(robot, buf, b)
             d, exact, queried = _bound_body(
-                hm, hw, sc, buf, b, t, t, 1.0, slot, pad, eta, use_cache
+                hm, hw, sc, buf, b, t, t, 1.0, slot, pad, eta, use_cache, A
             )
             nq += queried
             if exact == 1 and d <= pad + eta:
                 if t > 0.0 or check_start:
                     return COLLISION, last, t, nq
                 return COLLISION, 0.0, 0.0, nq  # a colliding start cannot be advanced from
-            mu = buf.mu[b]
-            frontier[b] = math.inf if mu == 0.0 else t + (d - pad - 0.5 * eta) / mu
+            frontier[b] = t + window(buf.mu[b], A, buf.growth[b], d - pad - 0.5 * eta)
         last = t
         t = 1.0
         for b in range(nb):

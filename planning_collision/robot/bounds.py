@@ -66,24 +66,57 @@ class MotionBoundTables:
                 s += v
         return s
 
-    def speed_row(self, i: int, below: int) -> npt.NDArray[np.float64]:
-        """R row (dof,) for link i counting only joints of links strictly below link `below`
-        on i's chain (below = -1: every joint)."""
+    def terms(self, i: int, below: int) -> list[tuple[int, int, float, float]]:
+        """The moving joints on link i's chain strictly below link `below` (-1: all), root
+        first: (joint link k, configuration index d, |mult|, speed) with speed the largest
+        speed of a point of link i per unit of that joint (the joint reach plus the link's
+        radius for a revolute joint; 1 for a prismatic one, whose k is given as -1)."""
         m = self.model
-        row = np.zeros(self.dof)
+        out = []
         chain = self.chain(i)
         start = chain.index(below) + 1 if below >= 0 else 0
         for pos in range(start, len(chain)):
             k = chain[pos]
-            d = m.qidx[k]
+            d = int(m.qidx[k])
             if d < 0 or m.jtype[k] == FIXED:
                 continue
             if m.jtype[k] == PRISMATIC:
-                r = 1.0
+                out.append((-1, d, abs(float(m.mult[k])), 1.0))
             else:
                 r = self._joint_reach(chain[pos:]) + self.link_radius[i]
-            row[d] += abs(m.mult[k]) * r
+                out.append((k, d, abs(float(m.mult[k])), r))
+        return out
+
+    def speed_row(self, i: int, below: int) -> npt.NDArray[np.float64]:
+        """R row (dof,) for link i counting only joints of links strictly below link `below`
+        on i's chain (below = -1: every joint)."""
+        row = np.zeros(self.dof)
+        for _, d, mult, r in self.terms(i, below):
+            row[d] += mult * r
         return row
+
+    def body_terms(self, links, pairs):
+        """The local motion bounds' tables (kernels/motion_bounds.py) of the bodies `links`
+        (collision links against the scene) then `pairs` (self pairs, in the LCA frame):
+        (start (n_bodies + 1,) int32, term (n, 3) int32 rows (sphere link, joint link k or
+        -1, d), weight (n, 2) rows (|mult|, speed)); a body's terms are grouped by sphere
+        link, each group root first."""
+        groups = [[(int(i), -1)] for i in links]
+        for a, b in np.asarray(pairs, np.int64).reshape(-1, 2):
+            c = self.lowest_common_ancestor(int(a), int(b))
+            groups.append([(int(a), c), (int(b), c)])
+        start, term, weight = [0], [], []
+        for g in groups:
+            for i, below in g:
+                for k, d, mult, r in self.terms(i, below):
+                    term.append((i, k, d))
+                    weight.append((mult, r))
+            start.append(len(term))
+        return (
+            np.asarray(start, np.int32),
+            np.asarray(term, np.int32).reshape(-1, 3),
+            np.asarray(weight, np.float64).reshape(-1, 2),
+        )
 
     def pair_rows(self, pairs) -> npt.NDArray[np.float64]:
         """(k, dof) R rows of link pairs (k, 2) (link indices): joints below the LCA only."""

@@ -302,3 +302,33 @@ def link_radii(model: CollisionModel, n_links: int) -> npt.NDArray[np.float64]:
     ext = np.linalg.norm(model.piece_pose[:, :3, 3], axis=1) + model.table.brad
     np.maximum.at(rad, model.piece_link, ext)
     return rad
+
+
+def link_spheres(model: CollisionModel, n_links: int):
+    """((n_links, 3) centres in the link frame, (n_links,) radii): a ball holding each link's
+    geometry, about the middle of its box (the motion bounds' distances to joint axes are
+    measured from it; radius 0 for a link without geometry). A piece counts by its hull's
+    vertices plus its sweep radius, or by the corners of its local box."""
+    tab = model.table
+    centre = np.zeros((n_links, 3))
+    radius = np.zeros(n_links)
+    for li in range(n_links):
+        pts, sweep = [], []
+        for p in range(model.link_start[li], model.link_start[li + 1]):
+            v = tab.verts[tab.vstart[p] : tab.vstart[p + 1]]
+            r = float(tab.params[p, 0])
+            if len(v) == 0:
+                lo, hi = tab.aabb[p, :3], tab.aabb[p, 3:]
+                v = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
+                              for z in (lo[2], hi[2])])  # fmt: skip
+                r = 0.0
+            T = model.piece_pose[p]
+            pts.append(v @ T[:3, :3].T + T[:3, 3])
+            sweep.append(np.full(len(v), r))
+        if not pts:
+            continue
+        P, w = np.concatenate(pts), np.concatenate(sweep)
+        c = 0.5 * (P.min(axis=0) + P.max(axis=0))
+        centre[li] = c
+        radius[li] = float((np.linalg.norm(P - c, axis=1) + w).max())
+    return centre, radius
