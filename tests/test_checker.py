@@ -224,6 +224,18 @@ def test_cache_off_gives_the_same_answers_with_no_cache_hits(panda, checker, rng
     assert checker.stats["endpoint_hits"] > 0
 
 
+def test_front_lists_give_the_same_answers_and_are_used(panda, checker, rng):
+    fronts = pc.CollisionChecker(panda, checker.scene, front_lists=True)
+    edges = rrt_edges(checker, rng, 60)
+    for method in ("dichotomy", "ca"):
+        for a, b in edges:
+            r, f = checker.check_edge(a, b, method), fronts.check_edge(a, b, method)
+            assert r.valid == f.valid
+    s = fronts.stats
+    assert s["front_builds"] > 0 and s["front_hits"] > 0
+    assert checker.stats["front_builds"] == 0  # off by default (CollisionChecker's doc)
+
+
 # ---- the checker follows its robot and scene ------------------------------------------
 
 

@@ -70,8 +70,13 @@ class CollisionChecker:
         self pairs, to another link) counts as a collision (MoveIt's link padding).
     self_collision : check the link pairs the robot's ACM does not allow.
     eta : m, > 0; the contact tolerance of certified edge checks.
-    cache : keep front lists and the endpoint cache between queries (False: every query
-        from scratch, for benchmarks).
+    cache : keep the endpoint cache and GJK warm starts between queries (False: every
+        query from scratch, for benchmarks).
+    front_lists : also start each edge's distance traversals from the front the piece's
+        last one recorded (FCL's front list; needs `cache`). Off by default: on the
+        shallow KCD hierarchies a root traversal costs ~8 box tests per query, and the
+        recorded fronts cost more than they save (MBM and factory scenes: +22 % and +25 %
+        BV tests, +3 % time; demos/bench_checker.py measures it).
     resolution : the "discrete" method's state spacing, as a fraction of the joint space's
         extent (OMPL's ``setStateValidityCheckingResolution``; 0.01 is OMPL's default).
     """
@@ -85,6 +90,7 @@ class CollisionChecker:
         eta: float = DEFAULT_ETA,
         cache: bool = True,
         resolution: float = 0.01,
+        front_lists: bool = False,
     ):
         self.robot = robot
         self.scene = scene
@@ -93,6 +99,7 @@ class CollisionChecker:
         self.resolution = positive_scalar("resolution", resolution)
         self.self_collision = bool(self_collision)
         self.cache = bool(cache)
+        self.front_lists = bool(front_lists)
         if not robot.pieces:
             raise ValueError(f"robot {robot.name!r} has no collision geometry to check")
         self._local = threading.local()
@@ -267,7 +274,8 @@ class CollisionChecker:
         t0 = time.perf_counter()
         code = E.edge_check(
             m.table, ws.table, q0, q1, code_m, self.padding, self.eta, n_steps,
-            bool(check_start), self.cache, QUERY_BUDGET, first, out,
+            bool(check_start), self.cache, E.FRONT_REACH if self.front_lists else 0.0,
+            QUERY_BUDGET, first, out,
         )  # fmt: skip
         self._seconds += time.perf_counter() - t0
         if code >= K.BAD_Q:

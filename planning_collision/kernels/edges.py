@@ -62,8 +62,9 @@ UNDECIDED = 2
 # boolean check each (~2 us) instead of the ~30 body distances a certified state costs.
 PROBES = (1.0, 0.5, 0.75, 0.25)
 
-# How far (m) a piece's front envelope reaches beyond its query: the motion it is meant to
-# cover, at most this (a farther reach lists more leaves than it saves box tests).
+# How far (m) a piece's front envelope reaches beyond its query when front lists are on
+# (`front` > 0, CollisionChecker(front_lists=True)): the motion it is meant to cover, at
+# most this (a farther reach lists more leaves than it saves box tests).
 FRONT_REACH = 0.1
 
 _FNV_OFFSET = -3750763034362895579  # 14695981039346656037 as int64
@@ -210,7 +211,7 @@ def _rate(robot, buf, b):
 
 
 @inline_kernel
-def _bound_body(hm, hw, sc, buf, b, t, lo, hi, slot, pad, eta, use_cache, A):
+def _bound_body(hm, hw, sc, buf, b, t, lo, hi, slot, pad, eta, use_cache, front, A):
     """(d, exact, queried): body b's distance bound at the posed t, capped at what covers
     its interval [lo, hi] around t (A: its local rate there); through the endpoint cache
     when slot >= 0."""
@@ -220,7 +221,7 @@ def _bound_body(hm, hw, sc, buf, b, t, lo, hi, slot, pad, eta, use_cache, A):
     if slot >= 0 and (buf.ec_exact[slot, b] == 1 or buf.ec_d[slot, b] >= need):
         sc.counts[ENDPOINT_HITS] += 1
         return buf.ec_d[slot, b], buf.ec_exact[slot, b], 0
-    delta = min(move, FRONT_REACH) if use_cache else 0.0
+    delta = min(move, front) if use_cache else 0.0
     d, exact, _ = body_distance(hm, hw, b, need, pad + eta, delta)
     if slot >= 0:
         buf.ec_d[slot, b] = d
@@ -266,7 +267,7 @@ def _motion_bounds(robot, buf, q0, q1):
 
 
 @hot_kernel
-def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
+def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, front, budget):
     """The DICHOTOMY method (module doc): boolean checks at PROBES (a collision there ends
     the check), then the end state, the start, and the midpoint of the largest uncovered
     interval of any body until none is left or a body is in contact."""
@@ -316,8 +317,9 @@ def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
                 continue
             A = _rate(robot, buf, b)
             d, exact, queried = _bound_body(
-                hm, hw, sc, buf, b, t, buf.ilo[b, k], buf.ihi[b, k], slot, pad, eta, use_cache, A
-            )
+                hm, hw, sc, buf, b, t, buf.ilo[b, k], buf.ihi[b, k], slot, pad, eta,
+                use_cache, front, A,
+            )  # fmt: skip
             nq += queried
             buf.d[b] = d
             buf.exact[b] = exact
@@ -336,7 +338,7 @@ def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
 
 
 @hot_kernel
-def advance(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
+def advance(hm, hw, q0, q1, pad, eta, check_start, use_cache, front, budget):
     """Conservative advancement, per body: body b is certified free on [0, t_b]; the
     configuration at t = min_b t_b is evaluated for the bodies whose t_b is t (the others
     are certified past it), each advancing by its own window. The first t where a body is
@@ -357,7 +359,7 @@ def advance(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget):
                 continue
             A = _rate(robot, buf, b)
             d, exact, queried = _bound_body(
-                hm, hw, sc, buf, b, t, t, 1.0, slot, pad, eta, use_cache, A
+                hm, hw, sc, buf, b, t, t, 1.0, slot, pad, eta, use_cache, front, A
             )
             nq += queried
             if exact == 1 and d <= pad + eta:
@@ -448,11 +450,12 @@ def discrete(hm, hw, q0, q1, pad, n, check_start, self_collision, first):
 
 @hot_kernel
 def edge_check(
-    hm, hw, q0, q1, method, pad, eta, n_steps, check_start, use_cache, budget, first, out
+    hm, hw, q0, q1, method, pad, eta, n_steps, check_start, use_cache, front, budget, first, out
 ):
     """Check the edge q0 -> q1 with `method` (DISCRETE with n_steps states, DICHOTOMY, CA):
-    out[0:4] = (status, last_valid_t, toc, n_queries). first: DISCRETE looks for the first
-    colliding state (else any). Returns FREE, or BAD_Q + code for a bad q0 (code) or q1
+    out[0:4] = (status, last_valid_t, toc, n_queries). use_cache: the endpoint cache (and
+    GJK warm starts); front: how far front lists reach (0: none; at most FRONT_REACH).
+    first: DISCRETE looks for the first colliding state (else any). Returns FREE, or BAD_Q + code for a bad q0 (code) or q1
     (code + 2 * dof + 2)."""
     robot, _, sc, buf = unpack(hm, hw)
     c = q_code(robot, q0)
@@ -469,9 +472,9 @@ def edge_check(
     if method == DISCRETE:
         r = discrete(hm, hw, q0, q1, pad, n_steps, check_start, self_collision, first)
     elif method == DICHOTOMY:
-        r = dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget)
+        r = dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, front, budget)
     else:
-        r = advance(hm, hw, q0, q1, pad, eta, check_start, use_cache, budget)
+        r = advance(hm, hw, q0, q1, pad, eta, check_start, use_cache, front, budget)
     out[0] = r[0]
     out[1] = r[1]
     out[2] = r[2]
