@@ -387,22 +387,41 @@ def set_ranges(hm, hw, sc, buf, i0, i1, bound, delta):
 # boolean checks
 
 
+@inline_kernel
+def _clear_hits(sc):
+    """The scratch's contract: sc.hit all 0 between queries."""
+    for o in range(sc.hit.shape[0]):
+        sc.hit[o] = 0
+
+
 @hot_kernel
 def posed_collides(hm, hw, margin, self_collision, delta):
     """True when the configuration posed in buf collides (within margin): every piece
-    against the scene in one traversal (each from its own front; the outer hulls first:
-    when they touch nothing, neither do the pieces), then the self pairs (bounding balls,
-    capsules, outer hulls, pieces); returns at the first collision. A traversal overflow
-    counts as a collision (what cannot be certified is not free)."""
+    against the scene (each from its own front; the outer hulls first: when they touch
+    nothing, neither do the pieces, and only a piece whose hull touches is tested), then
+    the self pairs (bounding balls, capsules, outer hulls, pieces); returns at the first
+    collision. A traversal overflow counts as a collision (what cannot be certified is not
+    free)."""
     robot, _, sc, buf = unpack(hm, hw)
     n_pieces = np.int64(robot.piece_link.shape[0])
     set_ranges(hm, hw, sc, buf, ROW0, n_pieces, margin, delta)
-    hit = True
-    for which in (AS_OUTER, AS_PIECES):
-        if hit and query(hm, hw, MODE_COLLIDE, which, ROW0, n_pieces, margin, YES) == 0:
-            hit = False
-        for o in range(sc.hit.shape[0]):  # the scratch's contract: all 0 between queries
-            sc.hit[o] = 0
+    # outer hulls from piece i on; the first whose hull touches is tested exactly, and the
+    # search resumes after it when the piece itself does not (the pieces before it are
+    # clear: each lies inside its outer hull)
+    i = ROW0
+    hit = False
+    while i < n_pieces and not hit:
+        r = query(hm, hw, MODE_COLLIDE, AS_OUTER, i, n_pieces, margin, YES)
+        if r == 0:
+            i = n_pieces
+        elif r < 0:
+            hit = True  # an overflow
+        else:
+            j = np.int64(sc.out[0])
+            _clear_hits(sc)
+            hit = query(hm, hw, MODE_COLLIDE, AS_PIECES, j, j + 1, margin, YES) != 0
+            i = j + 1
+        _clear_hits(sc)
     if hit:
         return True
     if not self_collision:

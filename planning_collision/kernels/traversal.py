@@ -309,8 +309,9 @@ def traverse_body(
         to its ``hit``, ``best`` and ``out``, which the caller reads and resets.
     mode COLLIDE: the objects within ``bound`` (signed distance <= bound, the margin) of
         the query; ``sc.hit (n_obj,)`` uint8, all 0 on entry, gets 1 per object hit;
-        ``flag``: return at the first hit. Objects already hit are skipped. Returns the
-        number of objects hit.
+        ``flag``: return at the first hit, the query primitive that hit in ``sc.out[0]``
+        (those before it hit nothing). Objects already hit are skipped. Returns the number
+        of objects hit.
     mode DISTANCE: signed distances; ``sc.best (n_obj, 10)``, ``best[:, 0] = inf`` on
         entry. ``flag`` True: every object's distance within ``bound`` goes to its row (each
         object pruned by its own best so far); False: only the nearest, pruned by the best
@@ -389,9 +390,10 @@ def traverse_body(
                 if pair_overlap(qtab, i, qposes[i], tab, p, poses[p], bound, ws):
                     hit[o] = 1
                     n += 1
+                    if stop_first:
+                        out[0] = i
+                        return _tally(sc, nbv, npair, n)
                     break
-            if n > 0 and stop_first:
-                return _tally(sc, nbv, npair, n)
             continue
         for i in range(i0, i1):
             b = bound if per_object else min(bound, gbest)
@@ -547,6 +549,7 @@ def traverse_body(
                         hit[o] = 1
                         n += 1
                         if stop_first:
+                            out[0] = i  # which query primitive: callers resume after it
                             return _tally(sc, nbv, npair, n)
                         break  # the rest of this object is skipped
                     continue
