@@ -394,20 +394,13 @@ def _clear_hits(sc):
         sc.hit[o] = 0
 
 
-@hot_kernel
-def posed_collides(hm, hw, margin, self_collision, delta):
-    """True when the configuration posed in buf collides (within margin): every piece
-    against the scene (each from its own front; the outer hulls first: when they touch
-    nothing, neither do the pieces, and only a piece whose hull touches is tested), then
-    the self pairs (bounding balls, capsules, outer hulls, pieces); returns at the first
-    collision. A traversal overflow counts as a collision (what cannot be certified is not
-    free)."""
-    robot, _, sc, buf = unpack(hm, hw)
+@inline_kernel
+def _scene_hit(hm, hw, robot, sc, buf, margin, delta):
+    """posed_collides' scene part: outer hulls from piece i on; the first whose hull touches
+    is tested exactly, and the search resumes after it when the piece itself does not (the
+    pieces before it are clear: each lies inside its outer hull)."""
     n_pieces = np.int64(robot.piece_link.shape[0])
     set_ranges(hm, hw, sc, buf, ROW0, n_pieces, margin, delta)
-    # outer hulls from piece i on; the first whose hull touches is tested exactly, and the
-    # search resumes after it when the piece itself does not (the pieces before it are
-    # clear: each lies inside its outer hull)
     i = ROW0
     hit = False
     while i < n_pieces and not hit:
@@ -422,10 +415,13 @@ def posed_collides(hm, hw, margin, self_collision, delta):
             hit = query(hm, hw, MODE_COLLIDE, AS_PIECES, j, j + 1, margin, YES) != 0
             i = j + 1
         _clear_hits(sc)
-    if hit:
-        return True
-    if not self_collision:
-        return False
+    return hit
+
+
+@inline_kernel
+def _self_hit(hm, hw, robot, sc, buf, margin):
+    """posed_collides' self part: each checked pair's pieces by bounding balls, capsules,
+    outer hulls, then the pieces."""
     P = buf.piece_poses
     brad = robot.tab.brad
     for j in range(robot.pairs.shape[0]):
@@ -447,6 +443,21 @@ def posed_collides(hm, hw, margin, self_collision, delta):
                 if self_test(hm, hw, AS_PIECES, ia, ib, margin, YES) == 1:
                     return True
     return False
+
+
+@hot_kernel
+def posed_collides(hm, hw, margin, self_collision, delta):
+    """True when the configuration posed in buf collides (within margin): every piece
+    against the scene (each from its own front; the outer hulls first: when they touch
+    nothing, neither do the pieces, and only a piece whose hull touches is tested), then
+    the self pairs (bounding balls, capsules, outer hulls, pieces); returns at the first
+    collision. A traversal overflow counts as a collision (what cannot be certified is not
+    free). The scene goes first: the states the edge probes reject collide with it more
+    often (self pairs first: colliding RRTConnect edges 10.7 -> 11.1 us median)."""
+    robot, _, sc, buf = unpack(hm, hw)
+    if _scene_hit(hm, hw, robot, sc, buf, margin, delta):
+        return True
+    return self_collision and _self_hit(hm, hw, robot, sc, buf, margin)
 
 
 # ---------------------------------------------------------------------------------------
