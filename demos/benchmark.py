@@ -30,6 +30,7 @@ runs share the machine with each other: use ``--workers 1`` for times to quote.
     python -m demos.benchmark --sets bookshelf_small --n 10              # a quick look
     python -m demos.benchmark --validators dichotomy fcl --n 100 --workers 1
     python -m demos.benchmark --validators dichotomy mplib --ray auto
+    python -m demos.benchmark --summarize out_a out_b   # two runs' rows, one table
 
 The MotionBenchMaker files come from ../shared/data/mbm/panda (``--data`` to point elsewhere).
 """
@@ -401,9 +402,10 @@ def summarize(rows, args) -> str:
         "| median state checks | errors |",
         "|---|---|---|---|---|---|---|",
     ]
-    for s in args.sets:
-        for label in sorted({_label(r) for r in rows if r["set"] == s}):
-            rr = [r for r in rows if r["set"] == s and _label(r) == label]
+    for s in [*args.sets, "all"] if len(args.sets) > 1 else args.sets:
+        in_set = [r for r in rows if s == "all" or r["set"] == s]
+        for label in sorted({_label(r) for r in in_set}):
+            rr = [r for r in in_set if _label(r) == label]
             ok = [r for r in rr if r.get("solved")]
             t = np.median([r["time"] for r in ok]) * 1e3 if ok else float("nan")
             bad = sum(1 for r in ok if r.get("collides"))
@@ -414,7 +416,26 @@ def summarize(rows, args) -> str:
                 f"| {s} | {label} | {len(ok)}/{len(rr)} | {t:.1f} | {bad} of {len(ok)} "
                 f"| {checks} | {errs} |"
             )
-    return "\n".join(lines)
+    return "\n".join(lines + [""] + ratios(rows))
+
+
+def ratios(rows) -> list[str]:
+    """Per problem (set, index, repeat), the median over the problems both solve of one
+    planner's time over another's: each other label against each of ours."""
+    times: dict = {}
+    for r in rows:
+        if r.get("solved"):
+            times.setdefault(_label(r), {})[(r["set"], r["index"], r["repeat"])] = r["time"]
+    ours = [k for k in sorted(times) if k.endswith(("[dichotomy]", "[ca]", "[discrete]"))]
+    out = []
+    for a in ours:
+        for b in sorted(times):
+            both = sorted(set(times[a]) & set(times[b])) if b != a and b not in ours else []
+            if both:
+                x = np.median([times[b][k] / times[a][k] for k in both])
+                out.append(f"{a} is {x:.1f}x faster than {b} (median per-problem ratio, "
+                           f"{len(both)} problems both solve)")  # fmt: skip
+    return out
 
 
 def plot(rows, args, path: Path) -> bool:
@@ -465,7 +486,21 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, default=1, help="local worker processes")
     p.add_argument("--ray", metavar="ADDRESS", help="run on Ray: 'auto', 'local' or an address")
     p.add_argument("--out", default="benchmark_results", help="output directory")
+    p.add_argument(
+        "--summarize",
+        nargs="+",
+        metavar="DIR",
+        help="print the summary and per-problem ratios of earlier runs (their --out "
+        "directories together, e.g. one run with MPlib's environment and one without), "
+        "and exit",
+    )
     args = p.parse_args(argv)
+    if args.summarize:
+        rows = []
+        for d in args.summarize:
+            rows += [json.loads(x) for x in (Path(d) / "runs.jsonl").read_text().splitlines()]
+        print(summarize(rows, args))
+        return 0
     if not Path(args.data).is_dir():
         p.error(f"no MotionBenchMaker data at {args.data} (--data)")
     if "mplib" in args.validators:
@@ -484,7 +519,7 @@ def main(argv=None) -> int:
         f"{len(tasks)} runs: sets {args.sets}, planners {args.planners}, validators "
         f"{args.validators}, {args.time:g} s each; workers: {args.ray or args.workers}"
     )
-    print("(each process compiles or loads the checker's kernels first: ~40 s on a fresh machine)")
+    print("(each process compiles or loads the checker's kernels first: ~40-50 s when fresh)")
     t0 = time.perf_counter()
     rows = (
         _run_ray(tasks, args.ray, args.seed)

@@ -39,7 +39,11 @@ def test_the_benchmark_writes_runs_an_ompl_log_a_database_and_a_summary(tmp_path
     names = {n for (n,) in con.execute("select name from plannerConfigs")}
     assert names == {"RRTConnect[dichotomy]", "RRTConnect[fcl]"}
     assert con.execute("select count(*) from runs").fetchone()[0] == 4
-    assert "| bookshelf_small | RRTConnect[dichotomy] | 2/2 |" in (out / "summary.md").read_text()
+    summary = (out / "summary.md").read_text()
+    assert "| bookshelf_small | RRTConnect[dichotomy] | 2/2 |" in summary
+    # the per-problem ratio, printed when both validators solve a problem
+    fcl_solved = any(r["solved"] for r in rows if r["validator"] == "fcl")
+    assert ("x faster than RRTConnect[fcl]" in summary) == fcl_solved
     assert "runs in" in capsys.readouterr().out
 
 

@@ -201,9 +201,7 @@ def test_pair_bound_covers_both_links_moving_in_their_common_ancestor_frame(name
     assert 0.0 < worst <= 1.0 + 1e-9, f"{name}: pair motion {worst:.6f}x its bound"
 
 
-@pytest.mark.parametrize(
-    "name", ["panda", "ur5", "planar_arm", "planar_arm+fingers", "free_flyer"]
-)
+@pytest.mark.parametrize("name", ["panda", "ur5", "planar_arm", "planar_arm+fingers", "free_flyer"])
 def test_local_bound_holds_around_the_posed_configuration(name, rng):
     """The checker's local bound (kernels/motion_bounds.py): within |t - s| <= h of a posed
     configuration q(s), no vertex of a link moves farther than A(s) h + B h^2 / 2 (world

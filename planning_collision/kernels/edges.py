@@ -455,8 +455,8 @@ def edge_check(
     """Check the edge q0 -> q1 with `method` (DISCRETE with n_steps states, DICHOTOMY, CA):
     out[0:4] = (status, last_valid_t, toc, n_queries). use_cache: the endpoint cache (and
     GJK warm starts); front: how far front lists reach (0: none; at most FRONT_REACH).
-    first: DISCRETE looks for the first colliding state (else any). Returns FREE, or BAD_Q + code for a bad q0 (code) or q1
-    (code + 2 * dof + 2)."""
+    first: DISCRETE looks for the first colliding state (else any). Returns FREE, or
+    BAD_Q + code for a bad q0 (code) or q1 (code + 2 * dof + 2)."""
     robot, _, sc, buf = unpack(hm, hw)
     c = q_code(robot, q0)
     if c != FREE:
