@@ -74,7 +74,9 @@ class EdgeResult:
 
     valid : bool; True when the whole motion is free (certified for "dichotomy" and "ca").
     last_valid_t : float in [0, 1]; the motion is free on [0, last_valid_t] (1 when valid):
-        the valid prefix OMPL's ``checkMotion(s1, s2, lastValid)`` asks for.
+        the valid prefix OMPL's ``checkMotion(s1, s2, lastValid)`` asks for. "ca" gives it
+        up to the first contact; "dichotomy" whatever it certified before finding the
+        collision, often 0 (its boolean probes find most collisions first).
     toc : float; where a collision was found (NaN when valid): for "ca" the first contact
         (within the contact tolerance), for "dichotomy" and "discrete" a colliding t, not
         necessarily the first ("discrete" with the first colliding sample of its grid).

@@ -201,11 +201,13 @@ def test_a_colliding_edge_reports_a_colliding_time_and_a_free_prefix(panda, chec
 
 def test_the_start_is_checked_unless_asked_not_to(panda, checker, rng):
     Q = panda.random_configurations(200, rng)
-    bad = Q[~checker.is_valid_batch(Q)][0]
-    good = Q[checker.is_valid_batch(Q)][0]
-    r = checker.check_edge(bad, good)
-    assert not r.valid and r.toc == 0.0 and r.last_valid_t == 0.0
-    assert not checker.check_edge(good, bad).valid  # the end state is always checked
+    ok = checker.is_valid_batch(Q)
+    for bad, good in zip(Q[~ok][:10], Q[ok][:10], strict=False):
+        for method in ("dichotomy", "ca", "discrete"):
+            r = checker.check_edge(bad, good, method)
+            assert not r.valid and r.toc == 0.0 and r.last_valid_t == 0.0, method
+            # the end state is always checked
+            assert not checker.check_edge(good, bad, method, check_start=False).valid
 
 
 def test_a_motion_that_does_not_move_is_a_state_check(panda, checker, rng):
@@ -336,7 +338,9 @@ def test_stats_count_states_edges_and_queries_and_reset(panda, rng):
     Q = panda.random_configurations(10, rng)
     for q in Q:
         checker.is_valid(q)
-    checker.check_edge(Q[0], Q[1])
+    q0 = Q[[checker.is_valid(q) for q in Q]][0]
+    # a short free motion: certified by distances (a colliding one may end at a probe)
+    assert checker.check_edge(q0, np.clip(q0 + 0.01, panda.lower, panda.upper)).valid
     s = checker.stats
     assert s["states"] >= 12 and s["edges"] == 1 and s["distance_queries"] > 0
     assert s["bv_tests"] > 0 and s["seconds"] > 0

@@ -268,9 +268,10 @@ def _motion_bounds(robot, buf, q0, q1):
 
 @hot_kernel
 def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, front, budget):
-    """The DICHOTOMY method (module doc): boolean checks at PROBES (a collision there ends
-    the check), then the end state, the start, and the midpoint of the largest uncovered
-    interval of any body until none is left or a body is in contact."""
+    """The DICHOTOMY method (module doc): boolean checks at the start (check_start) and at
+    PROBES (a collision there ends the check), then the end state, the start, and the
+    midpoint of the largest uncovered interval of any body until none is left or a body is
+    in contact."""
     robot, _, sc, buf = unpack(hm, hw)
     nb = robot.R.shape[0]
     self_collision = robot.pairs.shape[0] > 0
@@ -279,12 +280,15 @@ def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, front, budget):
         buf.ihi[b, 0] = 1.0
         buf.icount[b] = 1
     nq = 0
-    for t in PROBES:
+    for p in range(-1, len(PROBES)):
+        if p < 0 and not check_start:
+            continue
+        t = 0.0 if p < 0 else PROBES[p]  # a colliding start first, when it is checked
         nq += 1
-        slot, hit = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, t == 1.0)
+        slot, hit = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, t == 0.0 or t == 1.0)
         if hit or not posed_collides(hm, hw, pad + eta, self_collision, 0.0):
             continue
-        if slot >= 0:  # the end state collides: the endpoint cache remembers it
+        if slot >= 0:  # an end state collides: the endpoint cache remembers it
             for b in range(nb):
                 buf.ec_d[slot, b] = -math.inf
                 buf.ec_exact[slot, b] = 1

@@ -126,8 +126,11 @@ class CollisionMotionValidator(ob.MotionValidator):
         return ok
 
     def last_valid(self, s1, s2) -> tuple[bool, float]:
-        """(valid, t): the motion s1 -> s2 is free on [0, t] (t = 1 when valid): what OMPL's
-        three-argument checkMotion would report, which its binding cannot pass to Python."""
+        """(valid, t): the motion s1 -> s2 is free on [0, t] (t = 1 when valid), t up to the
+        first contact: what OMPL's three-argument checkMotion would report, which its
+        binding cannot pass to Python. Conservative advancement ("ca") finds it, whatever
+        the validator's method ("dichotomy" rejects most colliding motions by boolean
+        probes, before certifying any prefix)."""
         q0, q1 = self._qs(s1, s2)
-        r = self.checker.check_edge(q0, q1, self.method)
+        r = self.checker.check_edge(q0, q1, "ca" if self.method != "discrete" else "discrete")
         return bool(r.valid), float(r.last_valid_t)
