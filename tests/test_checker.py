@@ -226,6 +226,22 @@ def test_cache_off_gives_the_same_answers_with_no_cache_hits(panda, checker, rng
     assert checker.stats["endpoint_hits"] > 0
 
 
+def test_threads_calling_one_checker_get_their_own_answers(panda, checker, rng):
+    """The kernels release the GIL: each thread has its own workspace and result buffer."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    edges = rrt_edges(checker, rng, 200)
+    want = [checker.check_edge(a, b, check_start=False).valid for a, b in edges]
+
+    def run(part):
+        return [checker.edge_free(a, b) for a, b in edges[part::2]]
+
+    with ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(run, (0, 1)))
+    assert got[0] == want[0::2] and got[1] == want[1::2]
+    assert any(want) and not all(want)
+
+
 def test_front_lists_give_the_same_answers_and_are_used(panda, checker, rng):
     fronts = pc.CollisionChecker(panda, checker.scene, front_lists=True)
     edges = rrt_edges(checker, rng, 60)
