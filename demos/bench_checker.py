@@ -8,7 +8,8 @@ each MotionBenchMaker set (../shared/data/mbm/panda):
    numpy; planning_collision.testing.fcl_robot) and its coal twin (testing.coal_robot) on the
    same configurations, and `is_valid_batch` on one thread. Medians per configuration; the
    answers are compared (the checker's link models contain the meshes, so it may call a
-   grazing state colliding, never the reverse).
+   grazing state colliding, never the reverse); then where the batch's time goes on free
+   states (posing, the scene, the self pairs: `batch_split`).
 2. **Edges**, drawn as RRTConnect draws them: the motions OMPL's RRTConnect asked the plugin
    to check while solving these problems (recorded, then replayed). Per method: µs per edge
    (median and mean), distance queries per edge, beside OMPL's own DiscreteMotionValidator
@@ -68,6 +69,38 @@ def _timed(f, xs):
         t0 = pc()
         f(x)
         t[k] = pc() - t0
+    return t
+
+
+def batch_split(world, n_configs: int, rng) -> dict:
+    """Where `is_valid_batch`'s time goes on free states (one thread, the first world):
+    posing alone (no scene, no self pairs), then the scene, then the self pairs added, as
+    µs per state (medians of 5 batches)."""
+    import numba
+
+    import planning_collision as pc
+
+    _, robot, scene, _ = world
+    full = pc.CollisionChecker(robot, scene)
+    Q = robot.random_configurations(4 * n_configs, rng)
+    Q = Q[full.is_valid_batch(Q)][:n_configs]
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    t = {}
+    for name, sc, self_c in (
+        ("pose", pc.Scene(), False),
+        ("+ scene", scene, False),
+        ("+ self pairs", scene, True),
+    ):
+        ch = pc.CollisionChecker(robot, sc, self_collision=self_c)
+        ch.is_valid_batch(Q[:2])
+        reps = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            ch.is_valid_batch(Q)
+            reps.append((time.perf_counter() - t0) / len(Q))
+        t[name] = np.median(reps) * 1e6
+    numba.set_num_threads(threads)
     return t
 
 
@@ -257,6 +290,11 @@ def main(argv=None) -> int:
     ):
         print(f"{k:28s} {s[k]:17.2f} {s[k] / base:11.1f}x")
     print(f"answers vs python-fcl on the meshes: {s['disagree']}")
+    b = batch_split(worlds[0], min(a.configs, 5000), rng)
+    print(
+        "is_valid_batch on free states, 1 thread, as parts are added: "
+        + ", ".join(f"{k} {v:.2f} us" for k, v in b.items())
+    )
 
     t1 = time.perf_counter()
     edges = record_edges(worlds, a.edges, a.seed)
