@@ -465,23 +465,29 @@ def posed_collides(hm, hw, margin, self_collision, delta):
 
 
 @inline_kernel
+def _enough(need, floor):
+    """The capsule distance taken as a body's bound (GOOD_ENOUGH, ENOUGH_BEYOND)."""
+    return floor + min(GOOD_ENOUGH * (need - floor), ENOUGH_BEYOND)
+
+
+@inline_kernel
 def link_distance(hm, hw, robot, sc, buf, link, need, floor, delta):
     """(d, final, slot): a lower bound d on the distance from `link` to the scene.
 
     Cheap bounds first: the pieces' bounding capsules, then their outer hulls (both contain
     the pieces, so their distances are lower bounds), the pieces themselves only where the
     bounds come within `floor`. The capsules' bound is taken when it gives at least
-    GOOD_ENOUGH of what the caller asked beyond floor, or ENOUGH_BEYOND (a looser bound
-    means more evaluations of the edge; a tighter one costs GJK on the hulls). Nothing within need:
-    (need, 0, -1), d means "farther than need". Else the first bound taken, or the pieces'
-    own distance (exact); final = 1: asking again with a larger need would not change d;
-    slot: the nearest object. d <= floor only comes from the pieces themselves; an overlap
-    gives some d <= 0; a traversal overflow -inf (a collision: what cannot be certified is
-    not free). The capsules' poses must be current (`pose_capsules`)."""
+    GOOD_ENOUGH of what the caller asked beyond floor, or ENOUGH_BEYOND (`_enough`: a
+    looser bound means more evaluations of the edge; a tighter one costs GJK on the hulls).
+    Nothing within need: (need, 0, -1), d means "farther than need". Else the first bound
+    taken, or the pieces' own distance (exact); final = 1: asking again with a larger need
+    would not change d; slot: the nearest object. d <= floor only comes from the pieces
+    themselves; an overlap gives some d <= 0; a traversal overflow -inf (a collision: what
+    cannot be certified is not free). The capsules' poses must be current (`pose_capsules`)."""
     i0 = np.int64(robot.link_start[link])
     i1 = np.int64(robot.link_start[link + 1])
     set_ranges(hm, hw, sc, buf, i0, i1, need, delta)
-    enough = floor + min(GOOD_ENOUGH * (need - floor), ENOUGH_BEYOND)
+    enough = _enough(need, floor)
     d = math.inf
     slot = -1
     for which in (AS_CAPSULES, AS_OUTER, AS_PIECES):
@@ -501,15 +507,15 @@ def link_distance(hm, hw, robot, sc, buf, link, need, floor, delta):
 @inline_kernel
 def pair_distance_bound(hm, hw, robot, sc, buf, j, need, floor):
     """(d, final) for self pair j, as `link_distance` for a link: bounding balls and
-    capsules first (a capsule distance good enough, as there, is taken as the bound), then the
-    outer hulls, the pieces only where those come within floor."""
+    capsules first (a capsule distance past `_enough` is taken as the bound), then the outer
+    hulls, the pieces only where those come within floor."""
     a = robot.pairs[j, 0]
     b = robot.pairs[j, 1]
     P = buf.piece_poses
     brad = robot.tab.brad
     best = need
     final = 0
-    enough = floor + min(GOOD_ENOUGH * (need - floor), ENOUGH_BEYOND)
+    enough = _enough(need, floor)
     for ia in range(np.int64(robot.link_start[a]), np.int64(robot.link_start[a + 1])):
         for ib in range(np.int64(robot.link_start[b]), np.int64(robot.link_start[b + 1])):
             dx = P[ia, 0, 3] - P[ib, 0, 3]

@@ -105,13 +105,10 @@ def rate(start, term, weight, centre, radius, axis, poses, dqa, b):
 def window(mu, A, B, delta):
     """The largest h > 0 with min(mu h, A h + B h^2 / 2) <= delta (delta > 0): how far in t
     a body delta clear of contact stays clear (inf when it does not move)."""
-    h = math.inf if mu == 0.0 else delta / mu
     root = A + math.sqrt(A * A + 2.0 * B * delta)
-    if root > 0.0:
-        h = max(h, 2.0 * delta / root)
-    elif mu > 0.0:
-        h = math.inf  # A = B = 0: the local bound says the body does not move
-    return h
+    if root == 0.0:
+        return math.inf  # A = B = 0: the local bound says the body does not move
+    return max(math.inf if mu == 0.0 else delta / mu, 2.0 * delta / root)
 
 
 @inline_kernel
