@@ -137,12 +137,11 @@ EDGES = 7  # edges checked
 SELF_TESTS = 8  # self-collision piece pairs that reached a pair query
 
 # A bounding capsule's distance is taken as a body's bound when it gives at least this
-# fraction of the coverage asked beyond the floor, or at least ENOUGH_BEYOND metres beyond
-# it (link_distance). The second rule matters on long edges, where the coverage asked is
-# metres: a Panda link's capsule lies 3-8 cm outside its hull at most, so GJK on the hull
-# refines a bound far beyond the floor by little, and costs most of an edge check. Free
-# RRTConnect edges on MBM scenes (1,064 replayed): 135 -> 101 us median with 0.05 m,
-# 99 us with 0.02, 104 with 0.1; with 0 the windows shrink and it takes 144 us.
+# fraction of the coverage asked beyond the floor, or ENOUGH_BEYOND metres past it (`_enough`).
+# On long edges the coverage asked is metres; a Panda link's capsule lies 3-8 cm outside
+# its hull at most, so GJK on the hull refines a far bound by little, at most of an edge's
+# cost. Free RRTConnect edges on MBM scenes (1,064 replayed): 135 -> 101 us median with
+# 0.05 m, 99 us with 0.02, 104 with 0.1; with 0 the windows shrink: 144 us.
 GOOD_ENOUGH = 0.5
 ENOUGH_BEYOND = 0.05
 
