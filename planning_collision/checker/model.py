@@ -11,11 +11,14 @@ import dataclasses
 
 import numpy as np
 
-from ..kernels.checker import CheckBuffers, CheckRobot
+from ..kernels import checker as K
+from ..kernels.check_types import CheckBuffers, CheckRobot
 from ..kernels.handles import array_table, rows
 from ..kernels.scratch import WARM_SLOTS, new_scratch
 from ..robot.geometry import link_spheres
+from ..scene import Scene
 from .bounds import piece_bounds
+from .self_tables import no_tables, pair_tables
 
 # Sizes of the workspace's caches (bounded memory).
 INTERVALS = 128  # uncovered intervals per body in an edge check
@@ -62,8 +65,9 @@ def _local_bounds(robot, links, pairs) -> tuple:
     return centre, radius, start, term, weight
 
 
-def build_model(robot, scene, self_collision: bool) -> CheckModel:
-    """The flat model of `robot` in `scene` (checking the ACM's pairs when self_collision)."""
+def build_model(robot, scene, self_collision: bool, tables: bool = True) -> CheckModel:
+    """The flat model of `robot` in `scene` (checking the ACM's pairs when self_collision;
+    with their clearance tables, checker/self_tables.py, unless `tables` is False)."""
     c = robot.collision
     links = np.asarray(robot.collision_links, np.int32)
     pairs = robot.self_collision_pairs() if self_collision else np.zeros((0, 2), np.int32)
@@ -90,6 +94,7 @@ def build_model(robot, scene, self_collision: bool) -> CheckModel:
         cap_p0,
         cap_p1,
         *_local_bounds(robot, links, pairs),
+        *(pair_tables(robot, pairs, links.size, pair_distances) if tables else no_tables(pairs)),
     )
     flat = scene.build()
     row_list = rows(check_robot) + rows(flat)
@@ -105,6 +110,23 @@ def build_model(robot, scene, self_collision: bool) -> CheckModel:
         scene.version,
         tuple(a for a, _ in row_list),
     )
+
+
+def pair_distances(robot, Q, bodies, cap: float) -> np.ndarray:
+    """(len(Q), len(bodies)) lower bounds on the self-pair bodies' distances at the
+    configurations Q, exact up to cap (a farther one reads cap): the checker's own kernel
+    on the robot alone, without tables (this is what builds them)."""
+    model = build_model(robot, Scene(), True, tables=False)
+    ws = CheckWorkspace(model, cache=False)
+    need = np.zeros(len(model.body_names))
+    need[bodies] = cap
+    out = np.empty((len(model.body_names), 3))
+    d = np.empty((len(Q), len(bodies)))
+    for i, q in enumerate(np.ascontiguousarray(Q, np.float64)):
+        if K.state_distances(model.table, ws.table, q, need, out) != K.FREE:
+            raise ValueError(f"self-pair tables: configuration {q} was refused")
+        d[i] = out[bodies, 0]
+    return d
 
 
 class CheckWorkspace:

@@ -30,18 +30,18 @@ no EPA is compiled into the checker.
 """
 
 import math
-from collections import namedtuple
 
 import numba
 import numpy as np
 
 from ._jit import hot_kernel, inline_kernel, parallel_kernel
 from .capsule_capsule import segment_segment_closest
-from .fk import RobotModel, fk, piece_poses
-from .handles import F1, F2, F3, I1, I2, L1, register, table_view
-from .layout import ShapeTable
+from .check_types import CheckBuffers, CheckRobot
+from .fk import fk, piece_poses
+from .handles import table_view
 from .pair import LOWER_BOUND, pair_overlap, pair_separation
 from .scratch import Scratch
+from .self_tables import table_floor
 from .traversal import (
     BV,
     COLLIDE,
@@ -55,75 +55,6 @@ from .traversal import (
     warm_start,
 )
 
-CheckRobot = namedtuple(
-    "CheckRobot",
-    [
-        "model",  # RobotModel
-        "tab",  # ShapeTable of the collision pieces
-        "piece_link",  # (n_pieces,) int32
-        "piece_pose",  # (n_pieces, 4, 4) T_link_piece
-        "link_start",  # (n_all_links + 1,) int32: pieces of link l
-        "body_link",  # (n_links,) int32: the collision link of each link body
-        "pairs",  # (n_pairs, 2) int32: the links of each self-pair body
-        "R",  # (n_bodies, dof): motion-bound rows (robot/bounds.py)
-        "limited",  # (dof,) int32: 1 where q must stay within [lower, upper]
-        "outer",  # ShapeTable: each piece's outer hull (contains it; checker/bounds.py)
-        "caps",  # ShapeTable: each piece's bounding capsule (contains it)
-        "cap_pose",  # (n_pieces, 4, 4) T_piece_capsule
-        "cap_p0",  # (n_pieces, 3) the capsule's segment ends, piece frame
-        "cap_p1",
-        # local motion bounds (kernels/motion_bounds.py, robot/bounds.py `body_terms`)
-        "sphere_c",  # (n_all_links, 3) centre of a ball holding each link (link frame)
-        "sphere_r",  # (n_all_links,) its radius
-        "term_start",  # (n_bodies + 1,) int32: body b's rows of term, term_w
-        "term",  # (n_terms, 3) int32: (sphere link, joint link or -1, configuration index)
-        "term_w",  # (n_terms, 2): (|mult|, speed per unit of the joint)
-    ],
-)
-
-CheckBuffers = namedtuple(
-    "CheckBuffers",
-    [
-        "link_poses",  # (n_all_links, 4, 4)
-        "piece_poses",  # (n_pieces, 4, 4)
-        "plo",  # (n_pieces, 3) conservative world boxes of the pieces
-        "phi",
-        "cap_w0",  # (n_pieces, 3) the bounding capsules' segment ends, world frame
-        "cap_w1",
-        "cap_poses",  # (n_pieces, 4, 4) the bounding capsules' world poses (edge checks)
-        "q",  # (dof,) the configuration being checked
-        "d",  # (n_bodies,) distance lower bounds at the last evaluation
-        "exact",  # (n_bodies,) int32: 1 when d is the distance, 0 when only a lower bound
-        "slot",  # (n_bodies,) int32: the nearest object slot of a link body (-1: none)
-        "mu",  # (n_bodies,) motion bounds of the current edge
-        "ilo",  # (n_bodies, K) uncovered intervals of each body (edge checks)
-        "ihi",
-        "icount",  # (n_bodies,) int32
-        "env_lo",  # (n_pieces, 3) front envelope of each piece (world box)
-        "env_hi",
-        "front_n",  # (n_pieces,) int32: entries in the piece's front (-1: none)
-        "front",  # (n_pieces * F, 2) int32: front entries, F per piece
-        "ranges",  # (n_pieces, 2) int32: each piece's rows of front a traversal starts from
-        "ec_key",  # (C,) int64: endpoint cache, the hash of the configuration in a slot
-        "ec_q",  # (C, dof): the configuration (checked on a hit)
-        "ec_d",  # (C, n_bodies): distance lower bounds there
-        "ec_exact",  # (C, n_bodies) int32
-        "queue",  # (Qn, 2) int32: the discrete method's FIFO of index ranges
-        "dqa",  # (dof,) |q1 - q0| of the current edge
-        "growth",  # (n_bodies,) the local bounds' B of the current edge
-    ],
-)
-
-register(
-    CheckRobot,
-    [RobotModel, ShapeTable, I1, F3, I1, I1, I2, F2, I1, ShapeTable, ShapeTable, F3, F2, F2]
-    + [F2, F1, I1, I2, F2],
-)
-register(
-    CheckBuffers,
-    [F3, F3, F2, F2, F2, F2, F3, F1, F1, I1, I1, F1, F2, F2, I1]
-    + [F2, F2, I1, I2, I2, L1, F2, F2, I2, I2, F1, F1],
-)
 _model_view = table_view(CheckRobot, FlatScene)  # (robot, scene) of a model table
 _work_view = table_view(Scratch, CheckBuffers)  # (scratch, buffers) of a workspace table
 
@@ -239,6 +170,8 @@ def pose(hm, hw, q, capsules):
     """Pose configuration q in the workspace: `pose_pieces`, and with `capsules` the
     bounding capsules' poses (`pose_capsules`)."""
     robot, _, sc, buf = unpack(hm, hw)
+    for k in range(q.shape[0]):
+        buf.q[k] = q[k]  # for the self-pair tables (a no-op when q is buf.q)
     pose_pieces(robot, sc, buf, q)
     if capsules:
         pose_capsules(robot, buf)
@@ -419,11 +352,13 @@ def _scene_hit(hm, hw, robot, sc, buf, margin, delta):
 
 @inline_kernel
 def _self_hit(hm, hw, robot, sc, buf, margin):
-    """posed_collides' self part: each checked pair's pieces by bounding balls, capsules,
-    outer hulls, then the pieces."""
+    """posed_collides' self part: each checked pair by its clearance table, then its pieces
+    by bounding balls, capsules, outer hulls, then the pieces themselves."""
     P = buf.piece_poses
     brad = robot.tab.brad
     for j in range(robot.pairs.shape[0]):
+        if table_floor(robot, j, buf.q) > margin:
+            continue
         a = robot.pairs[j, 0]
         b = robot.pairs[j, 1]
         for ia in range(np.int64(robot.link_start[a]), np.int64(robot.link_start[a + 1])):

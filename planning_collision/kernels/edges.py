@@ -49,6 +49,7 @@ from .checker import (
     unpack,
 )
 from .motion_bounds import growth, rate, reach, window
+from .self_tables import table_intervals
 
 DISCRETE = 0
 DICHOTOMY = 1
@@ -293,6 +294,9 @@ def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, front, budget):
                 buf.ec_d[slot, b] = -math.inf
                 buf.ec_exact[slot, b] = 1
         return COLLISION, 0.0, t, nq
+    nl = robot.body_link.shape[0]
+    for j in range(robot.pairs.shape[0]):  # self pairs with a table: only where it is close
+        table_intervals(robot, buf, nl + j, j, q0, q1, pad + eta)
     step = 0
     while True:
         if step == 0:

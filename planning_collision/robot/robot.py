@@ -142,6 +142,7 @@ class Robot:
         self.pieces = pieces
         self.volume_report = report
         self.geometry_key = key
+        self.cache_dir = cache_dir  # as given: also where derived tables are cached
         n_links = len(tree.link_names)
         self.collision = collision_model(pieces, n_links, tree.link_index)
         has_geometry = np.diff(self.collision.link_start) > 0

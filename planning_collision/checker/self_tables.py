@@ -1,0 +1,166 @@
+"""Building the self-pair clearance tables the checker reads (kernels/self_tables.py says
+what they hold and how they are used).
+
+A checked self pair gets a table when at most two configuration coordinates lie between its
+links (below their lowest common ancestor), none of them a continuous joint (the grid spans
+the joint limits). Its axes get cells fine enough that a cell's bound gives away at most
+`LOSS` per axis (R_u h_u <= LOSS), at most `MAX_CELLS` per axis. The distance at each cell
+centre comes from the checker's own kernel (`state_distances`) on the robot alone, resolved
+up to `CAP` (a farther cell reads CAP minus its loss); pairs moved by the same joints share
+one pass over the grid (about 0.7 s for the Panda's 65,536 cells). Tables depend only on
+the robot: they are kept per process and in the per-user cache (robot/cache.py,
+``pairtable-<key>.npz``; none when the robot was loaded with ``cache_dir=False``), keyed by
+its geometry, kinematics and the grid settings.
+
+On the Panda the four pairs of link5 with link7, the hand and the fingers (2-4 cm apart by
+design, tested with GJK at every state before) share one 256 x 256 grid over joints 6 and
+7, and the two fingers (held) a single cell.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+
+import numpy as np
+
+from ..robot.cache import resolve_cache_dir, write_cache_file
+
+log = logging.getLogger(__name__)
+
+LOSS = 0.0015  # m given away per axis by a cell's width
+MAX_CELLS = 256  # per axis
+CAP = 0.1  # m: distances resolved up to this
+WIDEN = 1e-9  # rad (or m): the hair a cell's bound also covers beyond the cell
+
+_TABLES: dict = {}
+
+
+def _axes(robot, a: int, b: int):
+    """{configuration index: Lipschitz weight} of the pair (a, b) (robot/bounds.py)."""
+    bounds = robot.bounds
+    c = bounds.lowest_common_ancestor(a, b)
+    w: dict[int, float] = {}
+    for link in (a, b):
+        for _, d, mult, r in bounds.terms(link, c):
+            w[d] = w.get(d, 0.0) + mult * r
+    return w
+
+
+def _key(robot, a: int, b: int) -> str:
+    h = hashlib.sha1(str(robot.geometry_key).encode())
+    for arr in robot.model:
+        h.update(np.ascontiguousarray(arr).tobytes())
+    h.update(np.asarray(robot.continuous, bool).tobytes())
+    h.update(f"{a},{b},{LOSS},{MAX_CELLS},{CAP}".encode())
+    return h.hexdigest()
+
+
+def _cache_file(robot, key: str):
+    """The table's file in the per-user cache (robot/cache.py; also for a robot whose model
+    files live elsewhere, as the registry's do), or None when the robot caches nothing."""
+    d = resolve_cache_dir(False if getattr(robot, "cache_dir", None) is False else None)
+    return None if d is None else d / f"pairtable-{key}.npz"
+
+
+def _load(robot, key: str) -> bool:
+    """Read the table `key` from the robot's cache into _TABLES; False when absent."""
+    f = _cache_file(robot, key)
+    if f is None or not f.is_file():
+        return False
+    try:
+        with np.load(f) as z:
+            axes = tuple(int(d) for d in z["axes"])
+            _TABLES[key] = (axes, z["lo"], z["w"], z["n"], z["lb"])
+        return True
+    except (OSError, ValueError, KeyError) as e:
+        log.warning("ignoring the unreadable self-pair table %s (%s); building it again", f, e)
+        return False
+
+
+def _save(robot, key: str, table) -> None:
+    f = _cache_file(robot, key)
+    if f is not None:
+        axes, lo, w, n, lb = table
+        buf = io.BytesIO()
+        np.savez(buf, axes=np.asarray(axes, np.int64), lo=lo, w=w, n=n, lb=lb)
+        write_cache_file(f, lambda fh: fh.write(buf.getvalue()))
+
+
+def _grid(robot, axes: tuple, weight: np.ndarray):
+    """(lo, w, n, centres) of the grid on axes (one or two configuration indices)."""
+    lo = np.array([robot.lower[d] for d in axes], float)
+    span = np.array([robot.upper[d] for d in axes], float) - lo
+    n = np.clip(np.ceil(span * weight / (2.0 * LOSS)), 1, MAX_CELLS).astype(np.int64)
+    w = np.where(span > 0.0, span / n, 1.0)
+    centres = [lo[e] + (np.arange(n[e]) + 0.5) * w[e] for e in range(len(axes))]
+    return lo, w, n, centres
+
+
+def _build_group(robot, evaluate, n_links: int, axes: tuple, members: list) -> dict:
+    """Tables of the pairs `members` ((j, a, b, weights)), all moved by the joints `axes`."""
+    top = np.array([max(m[3].get(d, 0.0) for m in members) for d in axes], float)
+    lo, w, n, centres = _grid(robot, axes, top)
+    base = np.clip(np.zeros(robot.dof), robot.lower, robot.upper)
+    mesh = np.meshgrid(*centres, indexing="ij") if axes else []
+    Q = np.tile(base, (int(np.prod(n)), 1))
+    for e, d in enumerate(axes):
+        Q[:, d] = mesh[e].ravel()
+    d = evaluate(robot, Q, [n_links + m[0] for m in members], CAP)
+    out = {}
+    for col, (_, a, b, weight) in enumerate(members):
+        loss = sum(weight.get(ax, 0.0) * (0.5 * w[e] + WIDEN) for e, ax in enumerate(axes))
+        out[(a, b)] = (axes, lo, w, n, d[:, col] - loss)
+    return out
+
+
+def no_tables(pairs) -> tuple:
+    """The CheckRobot table fields of self pairs `pairs` without tables."""
+    k = len(pairs)
+    return (
+        np.full((k, 2), -1, np.int32),
+        np.zeros((k, 2)),
+        np.ones((k, 2)),
+        np.ones((k, 2), np.int32),
+        np.full(k, -1, np.int32),
+        np.full(k, -np.inf),
+        np.zeros(1),
+    )
+
+
+def pair_tables(robot, pairs, n_links: int, evaluate) -> tuple:
+    """The CheckRobot table fields (pt_q, pt_lo, pt_w, pt_n, pt_start, pt_min, pt_lb) of the
+    self pairs `pairs` ((k, 2) link indices; body n_links + j is pair j). evaluate(robot, Q,
+    bodies, cap): (len(Q), len(bodies)) lower bounds on those pair bodies' distances at the
+    configurations Q, exact up to cap (checker/model.py `pair_distances`)."""
+    pt_q, pt_lo, pt_w, pt_n, pt_start, pt_min, _ = no_tables(pairs)
+    continuous = np.asarray(robot.continuous, bool)
+    groups: dict[tuple, list] = {}
+    for j, (a, b) in enumerate(np.asarray(pairs, np.int64).reshape(-1, 2)):
+        a, b = int(a), int(b)
+        weight = _axes(robot, a, b)
+        if len(weight) <= 2 and not any(continuous[d] for d in weight):
+            if _key(robot, a, b) not in _TABLES and not _load(robot, _key(robot, a, b)):
+                groups.setdefault(tuple(sorted(weight)), []).append((j, a, b, weight))
+    for axes, members in groups.items():
+        for (a, b), table in _build_group(robot, evaluate, n_links, axes, members).items():
+            _TABLES[_key(robot, a, b)] = table
+            _save(robot, _key(robot, a, b), table)
+    chunks, used = [], 0
+    for j, (a, b) in enumerate(np.asarray(pairs, np.int64).reshape(-1, 2)):
+        table = _TABLES.get(_key(robot, int(a), int(b)))
+        if table is None:
+            continue
+        axes, lo, w, n, lb = table
+        m = len(axes)
+        pt_q[j, :m] = axes
+        pt_lo[j, :m] = lo
+        pt_w[j, :m] = w
+        pt_n[j, :m] = n
+        pt_start[j] = used
+        pt_min[j] = float(lb.min())
+        chunks.append(lb)
+        used += lb.size
+    pt_lb = np.concatenate(chunks) if chunks else np.zeros(1)
+    return pt_q, pt_lo, pt_w, pt_n, pt_start, pt_min, np.ascontiguousarray(pt_lb, np.float64)
