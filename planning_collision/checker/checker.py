@@ -276,8 +276,8 @@ class CollisionChecker:
             n_steps = min(n_steps, 2 * QUEUE)  # the bisection queue's room (kernels/edges.py)
         out = ws.out  # per thread: the kernels release the GIL
         t0 = time.perf_counter()
-        code = E.edge_check(
-            m.table, ws.table, q0, q1, code_m, self.padding, self.eta, n_steps,
+        code = E.ENTRY_POINTS[code_m](
+            m.table, ws.table, q0, q1, self.padding, self.eta, n_steps,
             bool(check_start), self.cache, E.FRONT_REACH if self.front_lists else 0.0,
             QUERY_BUDGET, first, out,
         )  # fmt: skip

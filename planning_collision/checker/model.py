@@ -177,7 +177,7 @@ class CheckWorkspace:
         row_list = rows(self.scratch) + rows(self.buffers)
         self.table = array_table(row_list)
         self.counts = self.scratch.counts
-        self.out = np.zeros(4)  # an edge check's result (kernels/edges.py edge_check)
+        self.out = np.zeros(4)  # an edge check's result (kernels/edges.py ENTRY_POINTS)
 
     def forget(self) -> None:
         """Drop the front lists and the endpoint cache (their world-frame contents belong

@@ -22,12 +22,13 @@
 - CA (conservative advancement, FCL): from t = 0, advance by the smallest window of all
   bodies until t >= 1 (free) or a body is within padding + eta (collision at toc = t).
 
-The methods are compiled into one entry point, `edge_check` (kernels/checker.py says why
-the code is cut so). Every method returns (status, last_valid_t, toc, n_queries): status
-FREE or COLLISION (or UNDECIDED when the query budget ran out: treated as a collision by callers);
-last_valid_t: the edge is free on [0, last_valid_t]; toc: the t where a collision was
-found (NaN when free): for CA the first contact within eta, for DICHOTOMY and DISCRETE
-some colliding t, not necessarily the first.
+Each method is its own entry point (`ENTRY_POINTS`), so a first call compiles only the
+method it uses (kernels/checker.py says how the rest is cut and why). Every method gives
+(status, last_valid_t, toc, n_queries): status FREE or COLLISION (or UNDECIDED when the
+query budget ran out: treated as a collision by callers); last_valid_t: the edge is free
+on [0, last_valid_t]; toc: the t where a collision was found (NaN when free): for CA the
+first contact within eta, for DICHOTOMY and DISCRETE some colliding t, not necessarily
+the first.
 """
 
 import math
@@ -46,6 +47,7 @@ from .checker import (
     pose,
     posed_collides,
     q_code,
+    robot_at,
     unpack,
 )
 from .motion_bounds import growth, rate, reach, window
@@ -263,16 +265,63 @@ def _motion_bounds(robot, buf, q0, q1):
     return top
 
 
+@inline_kernel
+def _finish(out, status, last_valid_t, toc, n_queries):
+    """An entry point's result into out[0:4]; returns FREE (the arguments were good)."""
+    out[0] = status
+    out[1] = last_valid_t
+    out[2] = toc
+    out[3] = n_queries
+    return FREE
+
+
+@inline_kernel
+def _edge_start(hm, hw, q0, q1):
+    """What every entry point starts with: (FREE, or BAD_Q + code for a bad q0 (code) or q1
+    (code + 2 * dof + 2); whether anything moves). Counts the edge and sets its motion
+    bounds (`_motion_bounds`)."""
+    robot, _, sc, buf = unpack(hm, hw)
+    c = q_code(robot, q0)
+    if c != FREE:
+        return c, False
+    c = q_code(robot, q1)
+    if c != FREE:
+        return c + 2 * q0.shape[0] + 2, False
+    sc.counts[EDGES] += 1
+    return FREE, _motion_bounds(robot, buf, q0, q1) > 0.0
+
+
+@inline_kernel
+def _still(hm, hw, q1, pad, out):
+    """An edge along which nothing moves: the state check of its end."""
+    pose(hm, hw, q1, NO)
+    if posed_collides(hm, hw, pad, robot_at(hm).pairs.shape[0] > 0, 0.0):
+        return _finish(out, COLLISION, 0.0, 0.0, 1)
+    return _finish(out, FREE, 1.0, math.nan, 1)
+
+
 # ---------------------------------------------------------------------------------------
-# the methods
+# the methods, each its own entry point with the same arguments, so that a first call
+# compiles only the method it uses (one entry point over all three compiled all three, and
+# re-optimised them in a dispatcher above: ~8 s of a user's first check_edge):
+# (hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, budget, first, out).
+# out[0:4] = (status, last_valid_t, toc, n_queries); use_cache: the endpoint cache (and GJK
+# warm starts); front: how far front lists reach (0: none; at most FRONT_REACH); n_steps:
+# DISCRETE's states; first: DISCRETE looks for the first colliding state (else any). Each
+# returns FREE, or BAD_Q + code (`_edge_start`).
 
 
 @hot_kernel
-def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, front, budget):
+def dichotomy(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, budget, first, out):
     """The DICHOTOMY method (module doc): boolean checks at the start (check_start) and at
     PROBES (a collision there ends the check), then the end state, the start, and the
     midpoint of the largest uncovered interval of any body until none is left or a body is
     in contact."""
+    c, moves = _edge_start(hm, hw, q0, q1)
+    if c != FREE:
+        return c
+    if not moves:
+        return _still(hm, hw, q1, pad, out)
     robot, _, sc, buf = unpack(hm, hw)
     nb = robot.R.shape[0]
     self_collision = robot.pairs.shape[0] > 0
@@ -293,7 +342,7 @@ def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, front, budget):
             for b in range(nb):
                 buf.ec_d[slot, b] = -math.inf
                 buf.ec_exact[slot, b] = 1
-        return COLLISION, 0.0, t, nq
+        return _finish(out, COLLISION, 0.0, t, nq)
     nl = robot.body_link.shape[0]
     for j in range(robot.pairs.shape[0]):  # self pairs with a table: only where it is close
         table_intervals(robot, buf, nl + j, j, q0, q1, pad + eta)
@@ -306,9 +355,9 @@ def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, front, budget):
         else:
             bb, kk = _largest(buf, nb)
             if bb < 0:
-                return FREE, 1.0, math.nan, nq
+                return _finish(out, FREE, 1.0, math.nan, nq)
             if nq >= budget:
-                return UNDECIDED, _free_prefix(buf, nb), math.nan, nq
+                return _finish(out, UNDECIDED, _free_prefix(buf, nb), math.nan, nq)
             # the midpoint (bisection order: an obstacle in the middle is found first); when
             # b's interval list is nearly full (a body grazing an obstacle along the motion),
             # the interval's start, whose window only shortens it
@@ -341,16 +390,21 @@ def dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, front, budget):
             _cut(buf, b, t - r, t + r)
         if collided and (t != 0.0 or check_start):
             if t == 0.0:
-                return COLLISION, 0.0, 0.0, nq
-            return COLLISION, _free_prefix(buf, nb), t, nq
+                return _finish(out, COLLISION, 0.0, 0.0, nq)
+            return _finish(out, COLLISION, _free_prefix(buf, nb), t, nq)
 
 
 @hot_kernel
-def advance(hm, hw, q0, q1, pad, eta, check_start, use_cache, front, budget):
+def advance(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, budget, first, out):
     """Conservative advancement, per body: body b is certified free on [0, t_b]; the
     configuration at t = min_b t_b is evaluated for the bodies whose t_b is t (the others
     are certified past it), each advancing by its own window. The first t where a body is
     within pad + eta is the first contact (every body was certified free before it)."""
+    c, moves = _edge_start(hm, hw, q0, q1)
+    if c != FREE:
+        return c
+    if not moves:
+        return _still(hm, hw, q1, pad, out)
     robot, _, sc, buf = unpack(hm, hw)
     nb = robot.R.shape[0]
     frontier = buf.ilo[:, 0]  # t_b, certified [0, t_b]
@@ -372,17 +426,18 @@ def advance(hm, hw, q0, q1, pad, eta, check_start, use_cache, front, budget):
             nq += queried
             if exact == 1 and d <= pad + eta:
                 if t > 0.0 or check_start:
-                    return COLLISION, last, t, nq
-                return COLLISION, 0.0, 0.0, nq  # a colliding start cannot be advanced from
+                    return _finish(out, COLLISION, last, t, nq)
+                # a colliding start cannot be advanced from
+                return _finish(out, COLLISION, 0.0, 0.0, nq)
             frontier[b] = t + window(buf.mu[b], A, buf.growth[b], d - pad - 0.5 * eta)
         last = t
         t = 1.0
         for b in range(nb):
             t = min(t, frontier[b])
         if t >= 1.0 or last >= 1.0:
-            return FREE, 1.0, math.nan, nq
+            return _finish(out, FREE, 1.0, math.nan, nq)
         if nq >= budget:
-            return UNDECIDED, last, math.nan, nq
+            return _finish(out, UNDECIDED, last, math.nan, nq)
 
 
 @inline_kernel
@@ -419,11 +474,16 @@ def _pop_state(buf, n, check_start, step, head, size):
 
 
 @hot_kernel
-def discrete(hm, hw, q0, q1, pad, n, check_start, self_collision, first):
+def discrete(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, budget, first, out):
     """States t = j / n: the end state, the start (check_start), then j = 1 .. n-1 in
     OMPL's bisection order (the queue holds n / 2 ranges at most: n <= 2 * len(buf.queue),
     which the caller ensures). On a collision with `first`, last_valid_t and toc come from
     the states in order up to it (the first colliding one); without, from the one found."""
+    c, _ = _edge_start(hm, hw, q0, q1)
+    if c != FREE:
+        return c
+    n = n_steps
+    self_collision = robot_at(hm).pairs.shape[0] > 0
     _, _, _, buf = unpack(hm, hw)
     head = 0
     size = 0
@@ -442,9 +502,9 @@ def discrete(hm, hw, q0, q1, pad, n, check_start, self_collision, first):
             found = j
             break
     if found < 0:
-        return FREE, 1.0, math.nan, checked
+        return _finish(out, FREE, 1.0, math.nan, checked)
     if found == 0:
-        return COLLISION, 0.0, 0.0, checked
+        return _finish(out, COLLISION, 0.0, 0.0, checked)
     if first:
         # the states before it, in order: the first colliding one
         for j in range(1, found + 1):
@@ -452,39 +512,8 @@ def discrete(hm, hw, q0, q1, pad, n, check_start, self_collision, first):
             _set_q(buf, q0, q1, j / n)
             pose(hm, hw, buf.q, NO)
             if j == found or posed_collides(hm, hw, pad, self_collision, 0.0):
-                return COLLISION, (j - 1) / n, j / n, checked
-    return COLLISION, (found - 1) / n, found / n, checked
+                return _finish(out, COLLISION, (j - 1) / n, j / n, checked)
+    return _finish(out, COLLISION, (found - 1) / n, found / n, checked)
 
 
-@hot_kernel
-def edge_check(
-    hm, hw, q0, q1, method, pad, eta, n_steps, check_start, use_cache, front, budget, first, out
-):
-    """Check the edge q0 -> q1 with `method` (DISCRETE with n_steps states, DICHOTOMY, CA):
-    out[0:4] = (status, last_valid_t, toc, n_queries). use_cache: the endpoint cache (and
-    GJK warm starts); front: how far front lists reach (0: none; at most FRONT_REACH).
-    first: DISCRETE looks for the first colliding state (else any). Returns FREE, or
-    BAD_Q + code for a bad q0 (code) or q1 (code + 2 * dof + 2)."""
-    robot, _, sc, buf = unpack(hm, hw)
-    c = q_code(robot, q0)
-    if c != FREE:
-        return c
-    c = q_code(robot, q1)
-    if c != FREE:
-        return c + 2 * q0.shape[0] + 2
-    sc.counts[EDGES] += 1
-    self_collision = robot.pairs.shape[0] > 0
-    if method != DISCRETE and _motion_bounds(robot, buf, q0, q1) == 0.0:
-        method = DISCRETE  # no motion: a state check
-        n_steps = 1
-    if method == DISCRETE:
-        r = discrete(hm, hw, q0, q1, pad, n_steps, check_start, self_collision, first)
-    elif method == DICHOTOMY:
-        r = dichotomy(hm, hw, q0, q1, pad, eta, check_start, use_cache, front, budget)
-    else:
-        r = advance(hm, hw, q0, q1, pad, eta, check_start, use_cache, front, budget)
-    out[0] = r[0]
-    out[1] = r[1]
-    out[2] = r[2]
-    out[3] = r[3]
-    return FREE
+ENTRY_POINTS = {DISCRETE: discrete, DICHOTOMY: dichotomy, CA: advance}
