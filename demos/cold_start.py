@@ -2,9 +2,10 @@
 
 A user's first call of a numba entry point compiles it (numba's on-disk cache, ``cache=True``,
 makes later processes fast). For each entry point this starts a fresh Python process with an
-empty ``NUMBA_CACHE_DIR``, imports the package, and times the first call (compile + run),
-then a second call (the warm cost). Each entry point is measured alone, so its figure is
-what a user pays when it is the first thing they call.
+empty ``NUMBA_CACHE_DIR`` (and an empty per-user model cache, ``PLANNING_COLLISION_CACHE``,
+where the checker keeps its self-pair tables), imports the package, and times the first
+call (compile + run), then a second call (the warm cost). Each entry point is measured
+alone, so its figure is what a user pays when it is the first thing they call.
 
 How long: about 20-40 s per entry point on 2 idle cores (the figures are only meaningful on
 an idle machine). Run::
@@ -90,7 +91,9 @@ def measure(name: str) -> dict:
     setup, call = ENTRY_POINTS[name]
     code = _CHILD.format(common=_COMMON, setup=setup, call=call)
     with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        # an empty per-user model cache too: the checker's self-pair tables are built (with
+        # a distance kernel compiled for it) on the first call, as on a fresh machine
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PLANNING_COLLISION_CACHE=cache)
         r = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(code)],
             env=env,

@@ -26,6 +26,7 @@ per numba thread in the batch call.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -110,13 +111,19 @@ class CollisionChecker:
         self._lock = threading.Lock()
         self._seconds = 0.0
         self._model: CheckModel | None = None
-        self._rebuild()
+        self._rebuild(tables=False)
         extent = np.where(robot.continuous, math.pi, robot.upper - robot.lower)
         self._extent = float(np.linalg.norm(extent))
 
     # ---------------------------------------------------------------- model and workspaces
-    def _rebuild(self) -> None:
-        self._model = build_model(self.robot, self.scene, self.self_collision)
+    def _rebuild(self, tables: bool = True) -> None:
+        """The model of the robot and scene as they are now. Without `tables` (at
+        construction) the self-pair tables are left for the first call (`_current`): their
+        first build compiles a distance kernel, which belongs to the first call's compile."""
+        m = build_model(self.robot, self.scene, self.self_collision, tables)
+        if not tables:
+            m = dataclasses.replace(m, robot_version=-1)  # `_current` rebuilds it, with them
+        self._model = m
         with self._lock:
             self._workspaces = []
             self._batch_tables = None
