@@ -91,6 +91,19 @@ def test_a_cell_bound_never_exceeds_the_pair_distance(panda, checker):
     assert checked >= 1000 and clear > 0.8 * checked  # tight enough to skip most tests
 
 
+def test_tables_change_no_state_answer(panda, checker):
+    """A table only skips pairs it proves clear: is_valid_batch with and without tables
+    agree on every random configuration, and the tables skip GJK tests."""
+    rng = np.random.default_rng(2)
+    plain = pc.CollisionChecker(panda, pc.Scene(), self_tables=False)
+    Q = panda.random_configurations(5000, rng)
+    checker.reset_stats()
+    truth = plain.is_valid_batch(Q)
+    np.testing.assert_array_equal(checker.is_valid_batch(Q), truth)
+    assert (~truth).sum() > 100  # the Panda folds onto itself often
+    assert checker.stats["self_pair_tests"] < 0.5 * plain.stats["self_pair_tests"]
+
+
 def _wrist(panda):
     """The link pairs of link5 with link7 and with the hand."""
     n = panda.link_names

@@ -82,6 +82,9 @@ class CollisionChecker:
         BV tests, +3 % time; demos/bench_checker.py measures it).
     resolution : the "discrete" method's state spacing, as a fraction of the joint space's
         extent (OMPL's ``setStateValidityCheckingResolution``; 0.01 is OMPL's default).
+    self_tables : read the self pairs moved by at most two joints from their clearance
+        tables first (checker/self_tables.py; built on the first call, ~1 s once per robot,
+        then cached per user). False: their geometry at every query (an oracle for them).
     """
 
     def __init__(
@@ -94,6 +97,7 @@ class CollisionChecker:
         cache: bool = True,
         resolution: float = 0.01,
         front_lists: bool = False,
+        self_tables: bool = True,
     ):
         self.robot = robot
         self.scene = scene
@@ -103,6 +107,7 @@ class CollisionChecker:
         self.self_collision = bool(self_collision)
         self.cache = bool(cache)
         self.front_lists = bool(front_lists)
+        self.self_tables = bool(self_tables)
         self._shape = (int(robot.dof),)
         if not robot.pieces:
             raise ValueError(f"robot {robot.name!r} has no collision geometry to check")
@@ -120,8 +125,8 @@ class CollisionChecker:
         """The model of the robot and scene as they are now. Without `tables` (at
         construction) the self-pair tables are left for the first call (`_current`): their
         first build compiles a distance kernel, which belongs to the first call's compile."""
-        m = build_model(self.robot, self.scene, self.self_collision, tables)
-        if not tables:
+        m = build_model(self.robot, self.scene, self.self_collision, tables and self.self_tables)
+        if self.self_tables and not tables:
             m = dataclasses.replace(m, robot_version=-1)  # `_current` rebuilds it, with them
         self._model = m
         with self._lock:
