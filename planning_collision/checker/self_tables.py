@@ -107,6 +107,10 @@ def _build_group(robot, evaluate, n_links: int, axes: tuple, members: list) -> d
     Q = np.tile(base, (int(np.prod(n)), 1))
     for e, d in enumerate(axes):
         Q[:, d] = mesh[e].ravel()
+    log.info(
+        "%s: self-pair clearance tables for %d pairs over joints %s, %d cells (once per robot)",
+        robot.name, len(members), [robot.joint_names[a] for a in axes], len(Q),
+    )  # fmt: skip
     d = evaluate(robot, Q, [n_links + m[0] for m in members], CAP)
     out = {}
     for col, (_, a, b, weight) in enumerate(members):
