@@ -1,0 +1,115 @@
+"""Where the first call's compile time goes: the checker's is_valid + check_edge, compiled
+from an empty numba cache in a fresh process, by compiled function.
+
+numba reports a compile event per function (nested: a caller's event contains its callees'
+compiles, subtracted here to give each function its own time) and, with
+``NUMBA_LLVM_PASS_TIMINGS=1``, LLVM's time per library: function passes, module passes
+(after numba has linked every callee's module into the caller's) and code generation. The
+rest of a function's own time is numba's front end (typing, IR inlining, lowering).
+
+    python demos/compile_profile.py            # ~45 s on 2 idle cores
+    python demos/compile_profile.py --top 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+_CHILD = r"""
+import gc, json, time
+import numpy as np
+from numba.core import event
+from numba.core.registry import CPUDispatcher
+
+own = {}
+stack = []
+
+class Listener(event.Listener):
+    def on_start(self, e):
+        stack.append([time.perf_counter(), 0.0])
+
+    def on_end(self, e):
+        t0, inner = stack.pop()
+        dt = time.perf_counter() - t0
+        if stack:
+            stack[-1][1] += dt
+        f = e.data["dispatcher"].py_func
+        name = f.__module__.split(".")[-1] + "." + f.__qualname__
+        own[name] = own.get(name, 0.0) + dt - inner
+
+event.register("numba:compile", Listener())
+import planning_collision as pc
+import robots
+r = robots.load("panda")
+s = pc.Scene()
+T = np.eye(4); T[0, 3] = 0.5
+s.add(pc.Box((0.2, 0.2, 0.2)), T)
+ch = pc.CollisionChecker(r, s)
+q0 = np.clip(np.zeros(r.dof), r.lower, r.upper)
+q1 = np.clip(q0 + 0.3, r.lower, r.upper)
+t0 = time.perf_counter()
+ch.is_valid(q0)
+ch.check_edge(q0, q1)
+total = time.perf_counter() - t0
+llvm = {}
+for d in [o for o in gc.get_objects() if isinstance(o, CPUDispatcher)]:
+    f = d.py_func
+    name = f.__module__.split(".")[-1] + "." + f.__qualname__
+    for md in d.get_metadata().values():
+        parts = [0.0, 0.0, 0.0]
+        for rec in md.get("llvm_pass_timings") or []:
+            k = 0 if rec.name.startswith("Function") else 1 if rec.name.startswith("Module") else 2
+            parts[k] += rec.timings.get_total_time()
+        old = llvm.get(name, [0.0, 0.0, 0.0])
+        llvm[name] = [a + b for a, b in zip(old, parts, strict=True)]
+print(json.dumps({"total": total, "own": own, "llvm": llvm}))
+"""
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--top", type=int, default=15, help="functions to list")
+    a = p.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="numba-profile-") as cache:
+        env = dict(
+            os.environ,
+            NUMBA_CACHE_DIR=cache,
+            PLANNING_COLLISION_CACHE=cache,
+            NUMBA_LLVM_PASS_TIMINGS="1",
+        )
+        r = subprocess.run(
+            [sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, timeout=900
+        )
+    if r.returncode != 0:
+        raise RuntimeError(f"the child process failed:\n{r.stderr[-2000:]}")
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    own, llvm = got["own"], got["llvm"]
+    print(f"is_valid + check_edge from empty caches: {got['total']:.1f} s")
+    heads = " ".join(f"{h:>6s}" for h in ("own s", "front", "fpass", "mpass", "code"))
+    print(f"{'compiled function':44s} {heads}")
+    tot = [0.0] * 5
+    for name in sorted(own, key=lambda n: -own[n]):
+        fp, mp, cg = llvm.get(name, [0.0, 0.0, 0.0])
+        row = [own[name], max(own[name] - fp - mp - cg, 0.0), fp, mp, cg]
+        tot = [x + y for x, y in zip(tot, row, strict=True)]
+        if a.top > 0:
+            a.top -= 1
+            print(f"{name:44s} " + " ".join(f"{x:6.2f}" for x in row))
+    print(f"{'all ' + str(len(own)) + ' functions':44s} " + " ".join(f"{x:6.2f}" for x in tot))
+    print(
+        "front: numba's typing, IR inlining and lowering; fpass / mpass: LLVM function and "
+        "module passes (the module passes run on the caller with all its callees linked in); "
+        "code: LLVM code generation"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
