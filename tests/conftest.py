@@ -25,6 +25,20 @@ settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHES
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
+def load_panda(fixed_joints: dict):
+    """The registry's Panda with `fixed_joints` held, or a skip when example-robot-data (its
+    URDF) is missing."""
+    try:
+        from planning_collision.io.urdf import example_robot_data_dir
+
+        example_robot_data_dir()
+    except ImportError as e:
+        pytest.skip(str(e))
+    import robots
+
+    return robots.load("panda", fixed_joints=fixed_joints)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def robot_cache_dir(tmp_path_factory) -> Path:
     """The per-user robot model cache, pointed at a directory of this test session

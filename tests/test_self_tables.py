@@ -11,21 +11,15 @@ import numpy as np
 import pytest
 
 import planning_collision as pc
-import robots
 from planning_collision.checker import self_tables
+from tests.conftest import load_panda
 
 FINGERS = {"panda_finger_joint1": 0.04, "panda_finger_joint2": 0.04}
 
 
 @pytest.fixture(scope="module")
 def panda():
-    try:
-        from planning_collision.io.urdf import example_robot_data_dir
-
-        example_robot_data_dir()
-    except ImportError as e:
-        pytest.skip(str(e))
-    return robots.load("panda", fixed_joints=FINGERS)
+    return load_panda(FINGERS)
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ from planning_collision.viz.glb import (
     robot_node_name,
 )
 from planning_collision.viz.meshes import obstacle_drawable, shape_mesh
+from tests.conftest import load_panda
 
 FINGERS = {"panda_finger_joint1": 0.065, "panda_finger_joint2": 0.065}
 # The Panda in front of the bookshelf (planning_collision/data/bookshelf.json): READY is
@@ -41,13 +42,7 @@ def _pose(rotvec=(0.0, 0.0, 0.0), t=(0.0, 0.0, 0.0)):
 
 @pytest.fixture(scope="module")
 def panda():
-    try:
-        from planning_collision.io.urdf import example_robot_data_dir
-
-        example_robot_data_dir()
-    except ImportError as e:
-        pytest.skip(str(e))
-    return robots.load("panda", fixed_joints=FINGERS)
+    return load_panda(FINGERS)
 
 
 @pytest.fixture(scope="module")
