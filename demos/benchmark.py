@@ -99,12 +99,14 @@ def _world(data: str, set_name: str, index: int):
     return _CACHE[key]
 
 
-def _init_worker(seed: int) -> None:
-    """Seed OMPL once per process (its RNG takes a seed only before any sampler exists)."""
+def _init_worker(seed: int, per_process: bool = True) -> None:
+    """Seed OMPL once per process (its RNG takes a seed only before any sampler exists):
+    with `seed` itself in a single process (runs in one process are reproducible, but for
+    the time limits), plus the pid in worker processes (so that they differ)."""
     from ompl import util as ou
 
     ou.setLogLevel(ou.LOG_NONE)
-    ou.RNG.setSeed(int(seed) + os.getpid() % 100000)
+    ou.RNG.setSeed(int(seed) + (os.getpid() % 100000 if per_process else 0))
 
 
 def _fcl_setup(robot, fcl_robot, planner: str):
@@ -269,7 +271,7 @@ def _run_local(tasks, workers: int, seed: int):
     # problems grouped per worker: each process keeps one problem's checker at a time
     tasks = sorted(tasks, key=lambda t: (t["set"], t["index"]))
     if workers <= 1:
-        _init_worker(seed)
+        _init_worker(seed, per_process=False)
         return [run_task(t) for t in tqdm(tasks, desc="runs", unit="run")]
     ctx = mp.get_context("spawn")
     with ctx.Pool(workers, initializer=_init_worker, initargs=(seed,)) as pool:
@@ -485,7 +487,9 @@ def main(argv=None) -> int:
     p.add_argument("--validators", nargs="+", choices=VALIDATORS, default=["dichotomy", "fcl"])
     p.add_argument("--time", type=float, default=1.0, help="seconds per solve (default 1)")
     p.add_argument("--repeats", type=int, default=1, help="runs per problem (default 1)")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--seed", type=int, default=1, help="OMPL's seed (--workers 1: the same runs each time)"
+    )
     p.add_argument("--recheck-step", type=float, default=0.005, help="m (default 0.005)")
     p.add_argument("--workers", type=int, default=1, help="local worker processes")
     p.add_argument("--ray", metavar="ADDRESS", help="run on Ray: 'auto', 'local' or an address")
