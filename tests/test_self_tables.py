@@ -1,7 +1,7 @@
 """Self-pair clearance tables (kernels/self_tables.py): a cell's bound never exceeds the
 pair's distance anywhere in the cell (the pair queries are the oracle), edges across the
 Panda's wrist self-collisions are never called free (dense sampling on the exact pieces),
-and the tables' on-disk cache is used and survives a damaged file."""
+and the tables' on-disk cache (and the outer hulls') is used and survives a damaged file."""
 
 from __future__ import annotations
 
@@ -197,3 +197,19 @@ def test_tables_are_read_back_from_the_cache_and_a_damaged_file_is_rebuilt(
         rebuilt = pc.CollisionChecker(panda, pc.Scene())._current().robot.pt_lb
     assert "unreadable self-pair table" in caplog.text
     np.testing.assert_array_equal(first, rebuilt)
+
+
+def test_outer_hulls_are_read_back_from_the_cache(panda, tmp_path):
+    """The pieces' outer hulls (checker/bounds.py) written once and read back are the same
+    shapes; a damaged file is computed again."""
+    from planning_collision.checker.bounds import piece_bounds
+
+    f = tmp_path / "outer.npz"
+    first = piece_bounds(panda.pieces, f)
+    assert f.is_file()
+    cached = piece_bounds(panda.pieces, f)
+    for a, b in zip(first[0], cached[0], strict=True):  # every array of the ShapeTable
+        np.testing.assert_array_equal(a, b)
+    f.write_bytes(b"damaged")
+    again = piece_bounds(panda.pieces, f)
+    np.testing.assert_array_equal(first[0].verts, again[0].verts)

@@ -17,9 +17,15 @@ Pieces that are primitives, or hulls with few vertices, are their own outer hull
 
 from __future__ import annotations
 
+import io
+import logging
+
 import numpy as np
 
 from ..geometry import Box, Capsule, Convex, Cylinder, Sphere, shape_table
+from ..robot.cache import write_cache_file
+
+log = logging.getLogger(__name__)
 
 __all__ = ["OUTER_POINTS", "piece_bounds"]
 
@@ -161,11 +167,44 @@ def _capsule_pose(p0, p1) -> np.ndarray:
     return T
 
 
-def piece_bounds(pieces) -> tuple:
+def _outer_hulls(pieces, cache_file):
+    """`outer_hull` of each piece, read from `cache_file` (an .npz of the hulls' points and
+    radii) when it holds them, else computed (0.5 s for the Panda) and written there."""
+    if cache_file is not None and cache_file.is_file():
+        try:
+            with np.load(cache_file) as z:
+                counts, points, radii = z["counts"], z["points"], z["radii"]
+            if len(counts) == len(pieces) and counts.sum() == len(points):
+                ends = np.concatenate([[0], np.cumsum(counts)])
+                return [
+                    p.shape if counts[i] == 0 else Convex(points[ends[i] : ends[i + 1]], radii[i])
+                    for i, p in enumerate(pieces)
+                ]
+        except (OSError, ValueError, KeyError) as e:
+            log.warning("ignoring the unreadable outer-hull cache %s (%s)", cache_file, e)
+    outer = [outer_hull(p.shape) for p in pieces]
+    if cache_file is not None:
+        own = [o is p.shape for o, p in zip(outer, pieces, strict=True)]
+        counts = np.array([0 if s else len(o.points) for s, o in zip(own, outer, strict=True)])
+        points = [np.asarray(o.points, float) for s, o in zip(own, outer, strict=True) if not s]
+        radii = np.array([0.0 if s else float(o.radius) for s, o in zip(own, outer, strict=True)])
+        buf = io.BytesIO()
+        np.savez(
+            buf,
+            counts=counts,
+            points=np.concatenate(points) if points else np.zeros((0, 3)),
+            radii=radii,
+        )
+        write_cache_file(cache_file, lambda fh: fh.write(buf.getvalue()))
+    return outer
+
+
+def piece_bounds(pieces, cache_file=None) -> tuple:
     """(outer ShapeTable, capsule ShapeTable, T_piece_capsule (n, 4, 4)) of a robot's pieces:
-    shape i of each table bounds piece i."""
+    shape i of each table bounds piece i. The outer hulls go through `cache_file` (None: no
+    cache)."""
     caps = [bounding_capsule(p.shape) for p in pieces]
-    outer = shape_table([outer_hull(p.shape) for p in pieces])
+    outer = shape_table(_outer_hulls(pieces, cache_file))
     capsules = shape_table([Capsule(r, float(np.linalg.norm(b - a))) for a, b, r in caps])
     poses = np.ascontiguousarray([_capsule_pose(a, b) for a, b, _ in caps], np.float64)
     return outer, capsules, poses.reshape(-1, 4, 4)

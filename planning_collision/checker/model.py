@@ -15,9 +15,10 @@ from ..kernels import checker as K
 from ..kernels.check_types import CheckBuffers, CheckRobot
 from ..kernels.handles import array_table, rows
 from ..kernels.scratch import WARM_SLOTS, new_scratch
+from ..robot.cache import derived_cache_file
 from ..robot.geometry import link_spheres
 from ..scene import Scene
-from .bounds import piece_bounds
+from .bounds import OUTER_POINTS, piece_bounds
 from .self_tables import no_tables, pair_tables
 
 # Sizes of the workspace's caches (bounded memory).
@@ -51,10 +52,12 @@ _BOUNDS: dict = {}
 
 def _bounds(robot):
     """The pieces' outer hulls and bounding capsules (checker/bounds.py), computed once per
-    collision model (keyed by the robot's geometry cache key)."""
+    collision model (keyed by the robot's geometry cache key; the outer hulls also kept in
+    the per-user cache)."""
     key = robot.geometry_key
     if key not in _BOUNDS:
-        _BOUNDS[key] = piece_bounds(robot.pieces)
+        f = derived_cache_file(robot, f"outer-{key}-{OUTER_POINTS}.npz")
+        _BOUNDS[key] = piece_bounds(robot.pieces, f)
     return _BOUNDS[key]
 
 

@@ -25,7 +25,7 @@ import logging
 
 import numpy as np
 
-from ..robot.cache import resolve_cache_dir, write_cache_file
+from ..robot.cache import derived_cache_file, write_cache_file
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +58,7 @@ def _key(robot, a: int, b: int) -> str:
 
 
 def _cache_file(robot, key: str):
-    """The table's file in the per-user cache (robot/cache.py; also for a robot whose model
-    files live elsewhere, as the registry's do), or None when the robot caches nothing."""
-    d = resolve_cache_dir(False if getattr(robot, "cache_dir", None) is False else None)
-    return None if d is None else d / f"pairtable-{key}.npz"
+    return derived_cache_file(robot, f"pairtable-{key}.npz")
 
 
 def _load(robot, key: str) -> bool:

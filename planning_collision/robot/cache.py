@@ -22,7 +22,13 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["CACHE_ENV", "default_cache_dir", "resolve_cache_dir", "write_cache_file"]
+__all__ = [
+    "CACHE_ENV",
+    "default_cache_dir",
+    "derived_cache_file",
+    "resolve_cache_dir",
+    "write_cache_file",
+]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +56,15 @@ def resolve_cache_dir(cache_dir) -> Path | None:
     if cache_dir is True:
         raise TypeError("cache_dir must be a path, None (the per-user cache) or False (none)")
     return Path(cache_dir).expanduser()
+
+
+def derived_cache_file(robot, name: str) -> Path | None:
+    """Where a table derived from a loaded robot (the checker's self-pair tables, its
+    pieces' outer hulls) is cached: `name` in the per-user cache, also for a robot whose
+    model files live elsewhere (as the registry's do); None when the robot was loaded with
+    ``cache_dir=False`` or caching is off."""
+    d = resolve_cache_dir(False if getattr(robot, "cache_dir", None) is False else None)
+    return None if d is None else d / name
 
 
 def write_cache_file(path: Path, write) -> bool:
