@@ -25,9 +25,9 @@ settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHES
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
-def load_panda(fixed_joints: dict):
-    """The registry's Panda with `fixed_joints` held, or a skip when example-robot-data (its
-    URDF) is missing."""
+def load_panda(fixed_joints: dict, **kw):
+    """The registry's Panda with `fixed_joints` held (and `kw` for Robot.from_urdf), or a
+    skip when example-robot-data (its URDF) is missing."""
     try:
         from planning_collision.io.urdf import example_robot_data_dir
 
@@ -36,7 +36,7 @@ def load_panda(fixed_joints: dict):
         pytest.skip(str(e))
     import robots
 
-    return robots.load("panda", fixed_joints=fixed_joints)
+    return robots.load("panda", fixed_joints=fixed_joints, **kw)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -213,3 +213,16 @@ def test_outer_hulls_are_read_back_from_the_cache(panda, tmp_path):
     f.write_bytes(b"damaged")
     again = piece_bounds(panda.pieces, f)
     np.testing.assert_array_equal(first[0].verts, again[0].verts)
+
+
+def test_a_joint_held_by_its_limits_is_no_table_axis():
+    """Joint 7 limited to one value: the wrist pairs' tables have one axis (joint 6), and
+    they change no state answer."""
+    robot = load_panda(FINGERS, joint_limits={"panda_joint7": (0.5, 0.5)})
+    checker = pc.CollisionChecker(robot, pc.Scene())
+    r = checker._current().robot
+    used = r.pt_start >= 0
+    assert (r.pt_q[used, 1] == -1).all() and (r.pt_n[used, 0] > 1).sum() == 4
+    Q = robot.random_configurations(2000, np.random.default_rng(4))
+    plain = pc.CollisionChecker(robot, pc.Scene(), self_tables=False)
+    np.testing.assert_array_equal(checker.is_valid_batch(Q), plain.is_valid_batch(Q))

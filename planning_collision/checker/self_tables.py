@@ -140,7 +140,8 @@ def pair_tables(robot, pairs, n_links: int, evaluate) -> tuple:
     groups: dict[tuple, list] = {}
     for j, (a, b) in enumerate(np.asarray(pairs, np.int64).reshape(-1, 2)):
         a, b = int(a), int(b)
-        weight = _axes(robot, a, b)
+        # a joint its limits hold still is no axis: the base configuration has its value
+        weight = {d: v for d, v in _axes(robot, a, b).items() if robot.upper[d] > robot.lower[d]}
         if len(weight) <= 2 and not any(continuous[d] for d in weight):
             if _key(robot, a, b) not in _TABLES and not _load(robot, _key(robot, a, b)):
                 groups.setdefault(tuple(sorted(weight)), []).append((j, a, b, weight))
