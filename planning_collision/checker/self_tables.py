@@ -48,13 +48,20 @@ def _axes(robot, a: int, b: int):
     return w
 
 
-def _key(robot, a: int, b: int) -> str:
+def _robot_key(robot) -> str:
+    """What every table of the robot depends on: its geometry, kinematics and limits, and
+    the grid settings."""
     h = hashlib.sha1(str(robot.geometry_key).encode())
     for arr in robot.model:
         h.update(np.ascontiguousarray(arr).tobytes())
     h.update(np.asarray(robot.continuous, bool).tobytes())
-    h.update(f"{a},{b},{LOSS},{MAX_CELLS},{CAP}".encode())
+    h.update(f"{LOSS},{MAX_CELLS},{CAP}".encode())
     return h.hexdigest()
+
+
+def _key(robot_key: str, a: int, b: int) -> str:
+    """The table key of the pair of links (a, b)."""
+    return hashlib.sha1(f"{robot_key},{a},{b}".encode()).hexdigest()
 
 
 def _cache_file(robot, key: str):
@@ -96,7 +103,8 @@ def _grid(robot, axes: tuple, weight: np.ndarray):
 
 
 def _build_group(robot, evaluate, n_links: int, axes: tuple, members: list) -> dict:
-    """Tables of the pairs `members` ((j, a, b, weights)), all moved by the joints `axes`."""
+    """{j: table} of the pairs `members` ((j, a, b, weights)), all moved by the joints
+    `axes`."""
     top = np.array([max(m[3].get(d, 0.0) for m in members) for d in axes], float)
     lo, w, n, centres = _grid(robot, axes, top)
     base = np.clip(np.zeros(robot.dof), robot.lower, robot.upper)
@@ -110,9 +118,9 @@ def _build_group(robot, evaluate, n_links: int, axes: tuple, members: list) -> d
     )  # fmt: skip
     d = evaluate(robot, Q, [n_links + m[0] for m in members], CAP)
     out = {}
-    for col, (_, a, b, weight) in enumerate(members):
+    for col, (j, _, _, weight) in enumerate(members):
         loss = sum(weight.get(ax, 0.0) * (0.5 * w[e] + WIDEN) for e, ax in enumerate(axes))
-        out[(a, b)] = (axes, lo, w, n, d[:, col] - loss)
+        out[j] = (axes, lo, w, n, d[:, col] - loss)
     return out
 
 
@@ -137,24 +145,29 @@ def pair_tables(robot, pairs, n_links: int, evaluate) -> tuple:
     configurations Q, exact up to cap (checker/model.py `pair_distances`)."""
     pt_q, pt_lo, pt_w, pt_n, pt_start, pt_min, _ = no_tables(pairs)
     continuous = np.asarray(robot.continuous, bool)
+    robot_key = _robot_key(robot)
+    keys: list = []  # per pair: its table's key, or None (no table)
     groups: dict[tuple, list] = {}
     for j, (a, b) in enumerate(np.asarray(pairs, np.int64).reshape(-1, 2)):
         a, b = int(a), int(b)
         # a joint its limits hold still is no axis: the base configuration has its value
         weight = {d: v for d, v in _axes(robot, a, b).items() if robot.upper[d] > robot.lower[d]}
-        if len(weight) <= 2 and not any(continuous[d] for d in weight):
-            if _key(robot, a, b) not in _TABLES and not _load(robot, _key(robot, a, b)):
-                groups.setdefault(tuple(sorted(weight)), []).append((j, a, b, weight))
-    for axes, members in groups.items():
-        for (a, b), table in _build_group(robot, evaluate, n_links, axes, members).items():
-            _TABLES[_key(robot, a, b)] = table
-            _save(robot, _key(robot, a, b), table)
-    chunks, used = [], 0
-    for j, (a, b) in enumerate(np.asarray(pairs, np.int64).reshape(-1, 2)):
-        table = _TABLES.get(_key(robot, int(a), int(b)))
-        if table is None:
+        if len(weight) > 2 or any(continuous[d] for d in weight):
+            keys.append(None)
             continue
-        axes, lo, w, n, lb = table
+        keys.append(_key(robot_key, a, b))
+        if keys[j] not in _TABLES and not _load(robot, keys[j]):
+            groups.setdefault(tuple(sorted(weight)), []).append((j, a, b, weight))
+    for axes, members in groups.items():
+        tables = _build_group(robot, evaluate, n_links, axes, members)
+        for j, _, _, _ in members:
+            _TABLES[keys[j]] = tables[j]
+            _save(robot, keys[j], tables[j])
+    chunks, used = [], 0
+    for j, key in enumerate(keys):
+        if key is None:
+            continue
+        axes, lo, w, n, lb = _TABLES[key]
         m = len(axes)
         pt_q[j, :m] = axes
         pt_lo[j, :m] = lo
