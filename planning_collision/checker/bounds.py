@@ -184,17 +184,15 @@ def _outer_hulls(pieces, cache_file):
             log.warning("ignoring the unreadable outer-hull cache %s (%s)", cache_file, e)
     outer = [outer_hull(p.shape) for p in pieces]
     if cache_file is not None:
-        own = [o is p.shape for o, p in zip(outer, pieces, strict=True)]
-        counts = np.array([0 if s else len(o.points) for s, o in zip(own, outer, strict=True)])
-        points = [np.asarray(o.points, float) for s, o in zip(own, outer, strict=True) if not s]
-        radii = np.array([0.0 if s else float(o.radius) for s, o in zip(own, outer, strict=True)])
+        counts, points, radii = [], [np.zeros((0, 3))], []
+        for o, p in zip(outer, pieces, strict=True):
+            own = o is p.shape  # the piece is its own outer hull: count 0
+            counts.append(0 if own else len(o.points))
+            radii.append(0.0 if own else float(o.radius))
+            if not own:
+                points.append(np.asarray(o.points, float))
         buf = io.BytesIO()
-        np.savez(
-            buf,
-            counts=counts,
-            points=np.concatenate(points) if points else np.zeros((0, 3)),
-            radii=radii,
-        )
+        np.savez(buf, counts=counts, points=np.concatenate(points), radii=radii)
         write_cache_file(cache_file, lambda fh: fh.write(buf.getvalue()))
     return outer
 
