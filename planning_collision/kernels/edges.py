@@ -277,18 +277,17 @@ def _finish(out, status, last_valid_t, toc, n_queries):
 
 @inline_kernel
 def _edge_start(hm, hw, q0, q1):
-    """What every entry point starts with: (FREE, or BAD_Q + code for a bad q0 (code) or q1
-    (code + 2 * dof + 2); whether anything moves). Counts the edge and sets its motion
-    bounds (`_motion_bounds`)."""
-    robot, _, sc, buf = unpack(hm, hw)
+    """What every entry point starts with: FREE, or BAD_Q + code for a bad q0 (code) or q1
+    (code + 2 * dof + 2). Counts the edge."""
+    robot, _, sc, _ = unpack(hm, hw)
     c = q_code(robot, q0)
     if c != FREE:
-        return c, False
+        return c
     c = q_code(robot, q1)
     if c != FREE:
-        return c + 2 * q0.shape[0] + 2, False
+        return c + 2 * q0.shape[0] + 2
     sc.counts[EDGES] += 1
-    return FREE, _motion_bounds(robot, buf, q0, q1) > 0.0
+    return FREE
 
 
 @inline_kernel
@@ -317,12 +316,12 @@ def dichotomy(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, 
     PROBES (a collision there ends the check), then the end state, the start, and the
     midpoint of the largest uncovered interval of any body until none is left or a body is
     in contact."""
-    c, moves = _edge_start(hm, hw, q0, q1)
+    c = _edge_start(hm, hw, q0, q1)
     if c != FREE:
         return c
-    if not moves:
-        return _still(hm, hw, q1, pad, out)
     robot, _, sc, buf = unpack(hm, hw)
+    if _motion_bounds(robot, buf, q0, q1) == 0.0:
+        return _still(hm, hw, q1, pad, out)
     nb = robot.R.shape[0]
     self_collision = robot.pairs.shape[0] > 0
     for b in range(nb):
@@ -400,12 +399,12 @@ def advance(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, bu
     configuration at t = min_b t_b is evaluated for the bodies whose t_b is t (the others
     are certified past it), each advancing by its own window. The first t where a body is
     within pad + eta is the first contact (every body was certified free before it)."""
-    c, moves = _edge_start(hm, hw, q0, q1)
+    c = _edge_start(hm, hw, q0, q1)
     if c != FREE:
         return c
-    if not moves:
-        return _still(hm, hw, q1, pad, out)
     robot, _, sc, buf = unpack(hm, hw)
+    if _motion_bounds(robot, buf, q0, q1) == 0.0:
+        return _still(hm, hw, q1, pad, out)
     nb = robot.R.shape[0]
     frontier = buf.ilo[:, 0]  # t_b, certified [0, t_b]
     for b in range(nb):
@@ -479,7 +478,7 @@ def discrete(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, b
     OMPL's bisection order (the queue holds n / 2 ranges at most: n <= 2 * len(buf.queue),
     which the caller ensures). On a collision with `first`, last_valid_t and toc come from
     the states in order up to it (the first colliding one); without, from the one found."""
-    c, _ = _edge_start(hm, hw, q0, q1)
+    c = _edge_start(hm, hw, q0, q1)
     if c != FREE:
         return c
     n = n_steps
