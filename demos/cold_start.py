@@ -86,14 +86,13 @@ print(json.dumps({{"import": t_import, "setup": t_setup, "first": t_first, "seco
 """
 
 
-def measure(name: str) -> dict:
-    """Run entry point `name` in a fresh process with an empty numba cache."""
-    setup, call = ENTRY_POINTS[name]
-    code = _CHILD.format(common=_COMMON, setup=setup, call=call)
+def run_fresh(code: str, label: str, **env) -> dict:
+    """Run `code` in a fresh Python process with an empty numba cache (plus `env`); returns
+    the JSON object its last line of output prints."""
     with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
         # an empty per-user model cache too: the checker's self-pair tables are built (with
         # a distance kernel compiled for it) on the first call, as on a fresh machine
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PLANNING_COLLISION_CACHE=cache)
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PLANNING_COLLISION_CACHE=cache, **env)
         r = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(code)],
             env=env,
@@ -102,8 +101,14 @@ def measure(name: str) -> dict:
             timeout=900,
         )
     if r.returncode != 0:
-        raise RuntimeError(f"{name}: the child process failed:\n{r.stderr[-2000:]}")
+        raise RuntimeError(f"{label}: the child process failed:\n{r.stderr[-2000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def measure(name: str) -> dict:
+    """Run entry point `name` in a fresh process with an empty numba cache."""
+    setup, call = ENTRY_POINTS[name]
+    return run_fresh(_CHILD.format(common=_COMMON, setup=setup, call=call), name)
 
 
 def main(argv=None) -> int:

@@ -14,11 +14,13 @@ rest of a function's own time is numba's front end (typing, IR inlining, lowerin
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
-import tempfile
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: the repository root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from demos.cold_start import _COMMON, ENTRY_POINTS, run_fresh  # noqa: E402
 
 _CHILD = r"""
 import gc, json, time
@@ -26,7 +28,7 @@ import numpy as np
 from numba.core import event
 from numba.core.registry import CPUDispatcher
 
-own = {}
+own = {{}}
 stack = []
 
 class Listener(event.Listener):
@@ -43,20 +45,11 @@ class Listener(event.Listener):
         own[name] = own.get(name, 0.0) + dt - inner
 
 event.register("numba:compile", Listener())
-import planning_collision as pc
-import robots
-r = robots.load("panda")
-s = pc.Scene()
-T = np.eye(4); T[0, 3] = 0.5
-s.add(pc.Box((0.2, 0.2, 0.2)), T)
-ch = pc.CollisionChecker(r, s)
-q0 = np.clip(np.zeros(r.dof), r.lower, r.upper)
-q1 = np.clip(q0 + 0.3, r.lower, r.upper)
+{setup}
 t0 = time.perf_counter()
-ch.is_valid(q0)
-ch.check_edge(q0, q1)
+{call}
 total = time.perf_counter() - t0
-llvm = {}
+llvm = {{}}
 for d in [o for o in gc.get_objects() if isinstance(o, CPUDispatcher)]:
     f = d.py_func
     name = f.__module__.split(".")[-1] + "." + f.__qualname__
@@ -67,7 +60,7 @@ for d in [o for o in gc.get_objects() if isinstance(o, CPUDispatcher)]:
             parts[k] += rec.timings.get_total_time()
         old = llvm.get(name, [0.0, 0.0, 0.0])
         llvm[name] = [a + b for a, b in zip(old, parts, strict=True)]
-print(json.dumps({"total": total, "own": own, "llvm": llvm}))
+print(json.dumps({{"total": total, "own": own, "llvm": llvm}}))
 """
 
 
@@ -77,19 +70,9 @@ def main(argv=None) -> int:
     )
     p.add_argument("--top", type=int, default=15, help="functions to list")
     a = p.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="numba-profile-") as cache:
-        env = dict(
-            os.environ,
-            NUMBA_CACHE_DIR=cache,
-            PLANNING_COLLISION_CACHE=cache,
-            NUMBA_LLVM_PASS_TIMINGS="1",
-        )
-        r = subprocess.run(
-            [sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, timeout=900
-        )
-    if r.returncode != 0:
-        raise RuntimeError(f"the child process failed:\n{r.stderr[-2000:]}")
-    got = json.loads(r.stdout.strip().splitlines()[-1])
+    setup, call = ENTRY_POINTS["is_valid+check_edge"]
+    code = _CHILD.format(setup=_COMMON + setup, call=call)
+    got = run_fresh(code, "compile_profile", NUMBA_LLVM_PASS_TIMINGS="1")
     own, llvm = got["own"], got["llvm"]
     print(f"is_valid + check_edge from empty caches: {got['total']:.1f} s")
     heads = " ".join(f"{h:>6s}" for h in ("own s", "front", "fpass", "mpass", "code"))
