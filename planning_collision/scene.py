@@ -46,6 +46,7 @@ from .kernels.traversal import (
 )
 from .primitives import Primitives, query_block
 from .results import DistanceResult
+from .stamps import next_stamp
 from .workspace import Workspace, thread_workspace
 
 __all__ = ["Scene", "Obstacle", "FlatScene"]
@@ -80,7 +81,7 @@ class Scene:
         self._blocks: dict[int, ObjectBlock] = {}
         self._next_id = 0
         self._flat: FlatScene | None = None
-        self._version = 0
+        self._version = next_stamp()
         self._slot_ids = np.zeros(0, np.int64)
 
     # ------------------------------------------------------------------ construction
@@ -141,7 +142,7 @@ class Scene:
 
     def _changed(self) -> None:
         self._flat = None
-        self._version += 1
+        self._version = next_stamp()
 
     def contains(self, id: int) -> bool:
         return isinstance(id, (int, np.integer)) and int(id) in self._objects

@@ -21,6 +21,7 @@ LAYERS = {
     "conventions": 1,
     "results": 1,
     "workspace": 1,
+    "stamps": 1,
     "geometry": 2,
     "io": 3,
     "primitives": 3,

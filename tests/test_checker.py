@@ -4,11 +4,14 @@ changed robot or scene is picked up; the counters count."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
 import planning_collision as pc
 import robots
+from planning_collision.kernels.clock import HAS_CLOCK as K_HAS_CLOCK
 from planning_collision.testing.edges import dense_first_collision, rrt_edges, thin_obstacles
 
 FINGERS = {"panda_finger_joint1": 0.065, "panda_finger_joint2": 0.065}
@@ -317,6 +320,31 @@ def test_bad_configurations_name_the_joint_and_value(checker, bad, match):
             checker.is_valid_batch(np.stack([good, bad]))
 
 
+def test_q_of_another_array_type_gets_the_same_answer_without_a_second_compile(panda, checker):
+    """`is_valid` passes q to its sealed kernel unchecked: a list, float32, read-only or
+    strided q is numba's TypeError there, then checked and converted; a read-only Q or q0
+    is copied (as another numba type it would compile every kernel again)."""
+    from planning_collision.kernels import checker as K
+    from planning_collision.kernels import edges as E
+
+    q = READY
+    want = checker.is_valid(q)
+    ro = q.copy()
+    ro.setflags(write=False)
+    strided = np.repeat(q, 2)[::2]
+    for other in (list(q), tuple(q), q.astype(np.float32), ro, strided):
+        assert checker.is_valid(other) == want
+    with pytest.raises(ValueError, match=r"^q has shape \(1, 7\)"):
+        checker.is_valid(q[None])
+    Q = np.stack([q, q])
+    Q.setflags(write=False)
+    assert list(checker.is_valid_batch(Q)) == [want, want]
+    assert checker.check_edge(ro, ro).valid == want
+    for k in (K.state_check, K.state_check_batch, E.dichotomy):
+        sigs = set(k.signatures) | {key[0] for key in k._cache._cache_file._load_index()}
+        assert len(sigs) == 1, (k.__name__, sigs)
+
+
 def test_bad_arguments_are_named(panda, checker):
     with pytest.raises(ValueError, match="method must be one of"):
         checker.check_edge(np.zeros(7), np.zeros(7), method="sampled")
@@ -360,6 +388,14 @@ def test_stats_count_states_edges_and_queries_and_reset(panda, rng):
     s = checker.stats
     assert s["states"] >= 12 and s["edges"] == 1 and s["distance_queries"] > 0
     assert s["bv_tests"] > 0 and s["seconds"] > 0
+    # is_valid's kernel times itself (kernels/clock.py): in seconds, within the wall time
+    checker.reset_stats()
+    t0 = time.perf_counter()
+    for q in Q:
+        checker.is_valid(q)
+    wall = time.perf_counter() - t0
+    if K_HAS_CLOCK:
+        assert 0 < checker.stats["seconds"] < wall
     checker.reset_stats()
     assert all(v == 0 for v in checker.stats.values())
 

@@ -202,7 +202,7 @@ def test_add_and_remove_recompile_only_the_touched_object():
     new = s.add(PointCloud(np.zeros((3, 3)), 0.1), _T(9))
     s.remove(ids[0])
     s.build()
-    assert s.version == v0 + 2 and s.flat is not flat0  # node ids may have moved
+    assert s.version > v0 and s.flat is not flat0  # node ids may have moved
     for i in ids[1:]:
         assert s._blocks[i] is before[i]
     assert new in s._blocks

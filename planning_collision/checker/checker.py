@@ -42,9 +42,13 @@ from ..kernels.scratch import N_COUNTS
 from ..kernels.tolerances import DEFAULT_ETA
 from ..kernels.traversal import BV_TESTS, PAIR_TESTS
 from ..results import EdgeResult
+from ..stamps import LATEST
 from .model import QUEUE, CheckModel, CheckWorkspace, build_model
 
 _F64 = np.dtype(np.float64)
+_state_check = K.state_check
+_SEALED = [False]  # `CollisionChecker._state_check`
+FREE, BAD_Q = K.FREE, K.BAD_Q
 
 __all__ = ["CollisionChecker", "METHODS"]
 
@@ -129,6 +133,7 @@ class CollisionChecker:
         if self.self_tables and not tables:
             m = dataclasses.replace(m, robot_version=-1)  # `_current` rebuilds it, with them
         self._model = m
+        self._seen = -1  # `_current` compares the versions on its next call
         with self._lock:
             self._workspaces = []
             self._batch_tables = None
@@ -136,10 +141,17 @@ class CollisionChecker:
 
     def _current(self) -> CheckModel:
         """The flat model, rebuilt first when the robot or the scene changed."""
+        return self._model if self._seen == LATEST[0] else self._refresh()
+
+    def _refresh(self) -> CheckModel:
+        """`_current` after an edit somewhere in the process (planning_collision/stamps.py):
+        rebuild when this checker's robot or scene is what changed."""
+        seen = LATEST[0]  # read first: an edit from here on is seen by the next call
         m = self._model
         if m.scene_version != self.scene.version or m.robot_version != self.robot.version:
             self._rebuild()
             m = self._model
+        self._seen = seen
         return m
 
     def _workspace(self) -> CheckWorkspace:
@@ -162,12 +174,14 @@ class CollisionChecker:
 
     # ---------------------------------------------------------------- states
     def _q(self, q, name="q") -> np.ndarray:
-        # the kernels check finiteness and limits; here only what they cannot take, in the
-        # cheapest tests (the checks around a state check cost 1.2 us of Python, now 0.9)
+        # the kernels check the length, finiteness and limits; here only what they cannot
+        # take (a read-only array is another numba type: it would compile them again)
         if type(q) is np.ndarray and q.dtype is _F64 and q.shape == self._shape:
-            if q.flags.c_contiguous:
+            flags = q.flags
+            if flags.c_contiguous and flags.writeable:
                 return q
-        return self.robot.validate_q(q, name)
+        q = self.robot.validate_q(q, name)
+        return q if q.flags.writeable else q.copy()
 
     def _raise_bad_q(self, code: int, q, name: str):
         """Explain a BAD_Q code of a kernel (the kernel found q non-finite or outside the
@@ -182,20 +196,43 @@ class CollisionChecker:
     def is_valid(self, q) -> bool:
         """True when configuration q (dof,) is collision-free (module doc). ValueError
         naming the joint when q is not finite or outside the joint limits."""
-        m = self._current()
-        q = self._q(q)
-        ws = self._workspace()
-        t0 = time.perf_counter()
-        code = K.state_check(m.table, ws.table, q, self.padding, self.self_collision)
-        self._seconds += time.perf_counter() - t0
-        if code >= K.BAD_Q:
+        # the planner's hot path, ~1 us of Python around a ~2 us compiled call: no method
+        # calls on the way, the kernel times itself, and q goes to the kernel unchecked
+        # once the kernel is sealed (`_state_check`)
+        m = self._model if self._seen == LATEST[0] else self._refresh()
+        try:
+            ws = self._local.ws
+        except AttributeError:
+            ws = self._workspace()
+        if _SEALED[0]:
+            try:
+                code = _state_check(m.table, ws.table, q, self.padding, self.self_collision, True)
+            except TypeError:  # not a writeable float64 C array: the checked path below
+                code = self._state_check(m, ws, q)
+        else:
+            code = self._state_check(m, ws, q)
+        if code >= BAD_Q:
             self._raise_bad_q(code, q, "q")
-        return code == K.FREE
+        return code == FREE
+
+    def _state_check(self, m, ws, q) -> int:
+        """`state_check` of q after `_q` has checked and converted it. Its first call in
+        the process seals the kernel: numba compiles it for no other argument types and
+        raises TypeError instead (the kernel for another type of q would be compiled
+        again, ~30 s), so `is_valid` can pass q as it comes and come here only then."""
+        q = self._q(q)
+        code = _state_check(m.table, ws.table, q, self.padding, self.self_collision, True)
+        if not _SEALED[0]:
+            _state_check.disable_compile()
+            _SEALED[0] = True
+        return code
 
     def is_valid_batch(self, Q) -> npt.NDArray[np.bool_]:
         """(m,) bool: `is_valid` of each row of Q (m, dof), in parallel (numba threads)."""
         m = self._current()
         Q = np.ascontiguousarray(Q, dtype=np.float64)
+        if not Q.flags.writeable:  # another numba type: the kernel would compile again
+            Q = Q.copy()
         if Q.ndim != 2 or Q.shape[1] != self.robot.dof:
             raise ValueError(f"Q must have shape (m, {self.robot.dof}), got {Q.shape}")
         tables = self._batch()
@@ -357,11 +394,12 @@ class CollisionChecker:
         """Counters since the last `reset_stats`, summed over this checker's workspaces:
         states posed, edges, distance queries, BV tests, narrowphase pairs, self-pair
         tests, front hits and builds, endpoint-cache hits, and seconds inside kernels
-        (wall time of the compiled calls)."""
+        (wall time of the compiled calls; `is_valid`'s are timed inside them, by
+        kernels/clock.py, and not at all where it has no clock: Windows)."""
         with self._lock:
             total = sum((w.counts for w in self._workspaces), np.zeros(N_COUNTS, np.int64))
         out = {k: int(total[i]) for k, i in _COUNTERS.items()}
-        out["seconds"] = self._seconds
+        out["seconds"] = self._seconds + int(total[K.KERNEL_NS]) * 1e-9
         return out
 
     def reset_stats(self) -> None:

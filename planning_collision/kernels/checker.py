@@ -37,6 +37,7 @@ import numpy as np
 from ._jit import hot_kernel, inline_kernel, parallel_kernel
 from .capsule_capsule import segment_segment_closest
 from .check_types import CheckBuffers, CheckRobot
+from .clock import monotonic_ns
 from .fk import fk, piece_poses
 from .handles import table_view
 from .pair import LOWER_BOUND, pair_overlap, pair_separation
@@ -66,6 +67,7 @@ FRONT_BUILDS = 5  # fronts recorded
 ENDPOINT_HITS = 6  # body distances reused from the endpoint cache
 EDGES = 7  # edges checked
 SELF_TESTS = 8  # self-collision piece pairs that reached a pair query
+KERNEL_NS = 9  # nanoseconds inside timed entry points (state_check from Python)
 
 # A bounding capsule's distance is taken as a body's bound when it gives at least this
 # fraction of the coverage asked beyond the floor, or ENOUGH_BEYOND metres past it (`_enough`).
@@ -79,7 +81,8 @@ ENOUGH_BEYOND = 0.05
 # state check results
 FREE = 0
 COLLISION = 1
-BAD_Q = 2  # 2 + k: q[k] is not finite; 2 + dof + k: q[k] is outside its limits
+BAD_Q = 2  # 2 + k: q[k] is not finite; 2 + dof + k: q[k] is outside its limits;
+# 2 + 2 * dof: q has not dof values
 
 
 @inline_kernel
@@ -98,8 +101,11 @@ def unpack(hm, hw):
 
 @inline_kernel
 def q_code(robot, q):
-    """FREE when q is finite and within its limits, else BAD_Q + the joint's code."""
-    dof = q.shape[0]
+    """FREE when q is finite and within its limits, else BAD_Q + the joint's code (or
+    BAD_Q + 2 * dof: q is not (dof,))."""
+    dof = robot.limited.shape[0]
+    if q.shape[0] != dof:
+        return BAD_Q + 2 * dof
     for k in range(dof):
         if not math.isfinite(q[k]):
             return BAD_Q + k
@@ -498,14 +504,18 @@ def body_distance(hm, hw, b, need, floor, delta):
 
 
 @hot_kernel
-def state_check(hm, hw, q, margin, self_collision):
-    """FREE or COLLISION for configuration q (dof,), or BAD_Q + code (see q_code)."""
+def state_check(hm, hw, q, margin, self_collision, timed):
+    """FREE or COLLISION for configuration q (dof,), or BAD_Q + code (see q_code). With
+    `timed`, the call's time is added to the scratch's KERNEL_NS."""
+    t0 = monotonic_ns() if timed else 0
     robot = robot_at(hm)
     code = q_code(robot, q)
-    if code != FREE:
-        return code
-    pose(hm, hw, q, NO)
-    return COLLISION if posed_collides(hm, hw, margin, self_collision, 0.0) else FREE
+    if code == FREE:
+        pose(hm, hw, q, NO)
+        code = COLLISION if posed_collides(hm, hw, margin, self_collision, 0.0) else FREE
+    if timed:
+        _work_view(hw, ROW0)[0].counts[KERNEL_NS] += monotonic_ns() - t0
+    return code
 
 
 @hot_kernel
@@ -532,4 +542,4 @@ def state_check_batch(hm, hws, Q, margin, self_collision, out):
     """`state_check` of every row of Q (m, dof) into out (m,) int64, rows spread over numba's
     threads; hws (threads, rows, 5): one workspace table per thread."""
     for r in numba.prange(Q.shape[0]):
-        out[r] = state_check(hm, hws[numba.get_thread_id()], Q[r], margin, self_collision)
+        out[r] = state_check(hm, hws[numba.get_thread_id()], Q[r], margin, self_collision, NO)

@@ -285,7 +285,7 @@ def _edge_start(hm, hw, q0, q1):
         return c
     c = q_code(robot, q1)
     if c != FREE:
-        return c + 2 * q0.shape[0] + 2
+        return c + 2 * robot.limited.shape[0] + 2
     sc.counts[EDGES] += 1
     return FREE
 

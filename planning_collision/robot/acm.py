@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 
+from ..stamps import next_stamp
 from .cache import resolve_cache_dir, write_cache_file
 from .progress import Progress
 
@@ -46,7 +47,7 @@ class AllowedCollisionMatrix:
         self._links = list(link_names)
         self._known = set(self._links)
         self._pairs: dict[tuple[str, str], str] = {}
-        self.version = 0  # changes on every edit (a checker built on it sees it is stale)
+        self.version = next_stamp()  # changes on every edit (a checker sees it is stale)
         for e in entries:
             a, b, *why = e
             self.allow(a, b, why[0] if why else "user")
@@ -66,11 +67,11 @@ class AllowedCollisionMatrix:
         key = self._key(a, b)
         if self._pairs.get(key) != str(reason):
             self._pairs[key] = str(reason)
-            self.version += 1
+            self.version = next_stamp()
 
     def disallow(self, a: str, b: str) -> None:
         if self._pairs.pop(self._key(a, b), None) is not None:
-            self.version += 1
+            self.version = next_stamp()
 
     def is_allowed(self, a: str, b: str) -> bool:
         return self._key(a, b) in self._pairs
