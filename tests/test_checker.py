@@ -340,7 +340,9 @@ def test_q_of_another_array_type_gets_the_same_answer_without_a_second_compile(p
     Q.setflags(write=False)
     assert list(checker.is_valid_batch(Q)) == [want, want]
     assert checker.check_edge(ro, ro).valid == want
-    for k in (K.state_check, K.state_check_batch, E.dichotomy):
+    assert checker.check_edge(list(q), tuple(q), method="ca").valid == want
+    assert checker.edge_free(q.astype(np.float32), strided, check_start=1) == want
+    for k in (K.state_check, K.state_check_batch, E.dichotomy, E.advance):
         sigs = set(k.signatures) | {key[0] for key in k._cache._cache_file._load_index()}
         assert len(sigs) == 1, (k.__name__, sigs)
 
@@ -388,12 +390,17 @@ def test_stats_count_states_edges_and_queries_and_reset(panda, rng):
     s = checker.stats
     assert s["states"] >= 12 and s["edges"] == 1 and s["distance_queries"] > 0
     assert s["bv_tests"] > 0 and s["seconds"] > 0
-    # is_valid's kernel times itself (kernels/clock.py): in seconds, within the wall time
+    # is_valid's and the edges' kernels time themselves (kernels/clock.py): in seconds,
+    # within the wall time
     checker.reset_stats()
     t0 = time.perf_counter()
     for q in Q:
         checker.is_valid(q)
     wall = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    for q in Q:
+        checker.edge_free(q0, q)
+    wall += time.perf_counter() - t1
     if K_HAS_CLOCK:
         assert 0 < checker.stats["seconds"] < wall
     checker.reset_stats()

@@ -47,7 +47,9 @@ from .model import QUEUE, CheckModel, CheckWorkspace, build_model
 
 _F64 = np.dtype(np.float64)
 _state_check = K.state_check
-_SEALED = [False]  # `CollisionChecker._state_check`
+_SEALED_STATE = [False]  # `CollisionChecker._state_check`
+_SEALED_EDGES: set = set()  # the edge methods whose kernels are sealed (`_edge_checked`)
+_ENTRY = E.ENTRY_POINTS
 FREE, BAD_Q = K.FREE, K.BAD_Q
 
 __all__ = ["CollisionChecker", "METHODS"]
@@ -112,6 +114,7 @@ class CollisionChecker:
         self.cache = bool(cache)
         self.front_lists = bool(front_lists)
         self.self_tables = bool(self_tables)
+        self._front = E.FRONT_REACH if self.front_lists else 0.0  # the kernels' `front`
         self._shape = (int(robot.dof),)
         if not robot.pieces:
             raise ValueError(f"robot {robot.name!r} has no collision geometry to check")
@@ -204,7 +207,7 @@ class CollisionChecker:
             ws = self._local.ws
         except AttributeError:
             ws = self._workspace()
-        if _SEALED[0]:
+        if _SEALED_STATE[0]:
             try:
                 code = _state_check(m.table, ws.table, q, self.padding, self.self_collision, True)
             except TypeError:  # not a writeable float64 C array: the checked path below
@@ -222,9 +225,9 @@ class CollisionChecker:
         again, ~30 s), so `is_valid` can pass q as it comes and come here only then."""
         q = self._q(q)
         code = _state_check(m.table, ws.table, q, self.padding, self.self_collision, True)
-        if not _SEALED[0]:
+        if not _SEALED_STATE[0]:
             _state_check.disable_compile()
-            _SEALED[0] = True
+            _SEALED_STATE[0] = True
         return code
 
     def is_valid_batch(self, Q) -> npt.NDArray[np.bool_]:
@@ -311,32 +314,55 @@ class CollisionChecker:
 
     # ---------------------------------------------------------------- edges
     def _edge(self, q0, q1, method: str, check_start: bool, first: bool) -> np.ndarray:
-        m = self._current()
+        """The method's kernel on q0 -> q1; out[0:4] = (status, last_valid_t, toc,
+        n_queries). The motion validator's hot path, as lean as `is_valid`'s: the
+        certified methods' kernels take q0, q1 as they come once sealed (`_edge_checked`)."""
+        m = self._model if self._seen == LATEST[0] else self._refresh()
+        code_m = METHODS.get(method)
+        try:
+            ws = self._local.ws
+        except AttributeError:
+            ws = self._workspace()
+        if code_m in _SEALED_EDGES:
+            try:
+                code = _ENTRY[code_m](
+                    m.table, ws.table, q0, q1, self.padding, self.eta, 1, check_start,
+                    self.cache, self._front, QUERY_BUDGET, first, ws.out,
+                )  # fmt: skip
+            except TypeError:  # not float64 arrays or check_start not a bool: checked below
+                code = self._edge_checked(m, ws, method, q0, q1, check_start, first)
+        else:
+            code = self._edge_checked(m, ws, method, q0, q1, check_start, first)
+        if code >= BAD_Q:
+            dof = self.robot.dof
+            if code - BAD_Q >= 2 * dof + 2:
+                self._raise_bad_q(code - 2 * dof - 2, q1, "q1")
+            self._raise_bad_q(code, q0, "q0")
+        return ws.out
+
+    def _edge_checked(self, m, ws, method, q0, q1, check_start, first) -> int:
+        """`_edge` with q0, q1 checked and converted (`_q`) and the method named; the first
+        call of a certified method's kernel seals it (see `_state_check`). The discrete
+        method always comes here: its number of states depends on q1 - q0."""
         code_m = METHODS.get(method)
         if code_m is None:
             raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
         q0 = self._q(q0, "q0")
         q1 = self._q(q1, "q1")
-        ws = self._workspace()
         n_steps = 1
         if code_m == E.DISCRETE:
             length = float(np.linalg.norm(q1 - q0))
             n_steps = max(1, math.ceil(length / (self.resolution * self._extent)))
             n_steps = min(n_steps, 2 * QUEUE)  # the bisection queue's room (kernels/edges.py)
-        out = ws.out  # per thread: the kernels release the GIL
-        t0 = time.perf_counter()
-        code = E.ENTRY_POINTS[code_m](
-            m.table, ws.table, q0, q1, self.padding, self.eta, n_steps,
-            bool(check_start), self.cache, E.FRONT_REACH if self.front_lists else 0.0,
-            QUERY_BUDGET, first, out,
+        kernel = _ENTRY[code_m]
+        code = kernel(
+            m.table, ws.table, q0, q1, self.padding, self.eta, n_steps, bool(check_start),
+            self.cache, self._front, QUERY_BUDGET, bool(first), ws.out,
         )  # fmt: skip
-        self._seconds += time.perf_counter() - t0
-        if code >= K.BAD_Q:
-            dof = self.robot.dof
-            if code - K.BAD_Q >= 2 * dof + 2:
-                self._raise_bad_q(code - 2 * dof - 2, q1, "q1")
-            self._raise_bad_q(code, q0, "q0")
-        return out
+        if code_m != E.DISCRETE and code_m not in _SEALED_EDGES:
+            kernel.disable_compile()
+            _SEALED_EDGES.add(code_m)
+        return code
 
     def check_edge(self, q0, q1, method: str = "dichotomy", check_start: bool = True) -> EdgeResult:
         """Check the straight motion q0 -> q1 (dof,): "dichotomy" (certified, default),
@@ -394,8 +420,8 @@ class CollisionChecker:
         """Counters since the last `reset_stats`, summed over this checker's workspaces:
         states posed, edges, distance queries, BV tests, narrowphase pairs, self-pair
         tests, front hits and builds, endpoint-cache hits, and seconds inside kernels
-        (wall time of the compiled calls; `is_valid`'s are timed inside them, by
-        kernels/clock.py, and not at all where it has no clock: Windows)."""
+        (wall time of the compiled calls; `is_valid`'s and the edges' are timed inside
+        them, by kernels/clock.py, and not at all where it has no clock: Windows)."""
         with self._lock:
             total = sum((w.counts for w in self._workspaces), np.zeros(N_COUNTS, np.int64))
         out = {k: int(total[i]) for k, i in _COUNTERS.items()}

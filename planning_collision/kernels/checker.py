@@ -67,7 +67,8 @@ FRONT_BUILDS = 5  # fronts recorded
 ENDPOINT_HITS = 6  # body distances reused from the endpoint cache
 EDGES = 7  # edges checked
 SELF_TESTS = 8  # self-collision piece pairs that reached a pair query
-KERNEL_NS = 9  # nanoseconds inside timed entry points (state_check from Python)
+KERNEL_NS = 9  # nanoseconds inside timed entry points (state_check from Python, edges)
+EDGE_T0 = 10  # the clock at the current edge check's start (kernels/edges.py)
 
 # A bounding capsule's distance is taken as a body's bound when it gives at least this
 # fraction of the coverage asked beyond the floor, or ENOUGH_BEYOND metres past it (`_enough`).

@@ -38,9 +38,11 @@ import numpy as np
 from ._jit import hot_kernel, inline_kernel
 from .checker import (
     COLLISION,
+    EDGE_T0,
     EDGES,
     ENDPOINT_HITS,
     FREE,
+    KERNEL_NS,
     NO,
     YES,
     body_distance,
@@ -50,6 +52,7 @@ from .checker import (
     robot_at,
     unpack,
 )
+from .clock import monotonic_ns
 from .motion_bounds import growth, rate, reach, window
 from .self_tables import table_intervals
 
@@ -266,8 +269,10 @@ def _motion_bounds(robot, buf, q0, q1):
 
 
 @inline_kernel
-def _finish(out, status, last_valid_t, toc, n_queries):
-    """An entry point's result into out[0:4]; returns FREE (the arguments were good)."""
+def _finish(sc, out, status, last_valid_t, toc, n_queries):
+    """An entry point's result into out[0:4], its time since `_edge_start` into the
+    scratch's KERNEL_NS; returns FREE (the arguments were good)."""
+    sc.counts[KERNEL_NS] += monotonic_ns() - sc.counts[EDGE_T0]
     out[0] = status
     out[1] = last_valid_t
     out[2] = toc
@@ -278,8 +283,9 @@ def _finish(out, status, last_valid_t, toc, n_queries):
 @inline_kernel
 def _edge_start(hm, hw, q0, q1):
     """What every entry point starts with: FREE, or BAD_Q + code for a bad q0 (code) or q1
-    (code + 2 * dof + 2). Counts the edge."""
+    (code + 2 * dof + 2). Counts the edge and starts its clock (`_finish` reads it)."""
     robot, _, sc, _ = unpack(hm, hw)
+    sc.counts[EDGE_T0] = monotonic_ns()
     c = q_code(robot, q0)
     if c != FREE:
         return c
@@ -293,10 +299,11 @@ def _edge_start(hm, hw, q0, q1):
 @inline_kernel
 def _still(hm, hw, q1, pad, out):
     """An edge along which nothing moves: the state check of its end."""
+    robot, _, sc, _ = unpack(hm, hw)
     pose(hm, hw, q1, NO)
-    if posed_collides(hm, hw, pad, robot_at(hm).pairs.shape[0] > 0, 0.0):
-        return _finish(out, COLLISION, 0.0, 0.0, 1)
-    return _finish(out, FREE, 1.0, math.nan, 1)
+    if posed_collides(hm, hw, pad, robot.pairs.shape[0] > 0, 0.0):
+        return _finish(sc, out, COLLISION, 0.0, 0.0, 1)
+    return _finish(sc, out, FREE, 1.0, math.nan, 1)
 
 
 # ---------------------------------------------------------------------------------------
@@ -341,7 +348,7 @@ def dichotomy(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, 
             for b in range(nb):
                 buf.ec_d[slot, b] = -math.inf
                 buf.ec_exact[slot, b] = 1
-        return _finish(out, COLLISION, 0.0, t, nq)
+        return _finish(sc, out, COLLISION, 0.0, t, nq)
     nl = robot.body_link.shape[0]
     for j in range(robot.pairs.shape[0]):  # self pairs with a table: only where it is close
         table_intervals(robot, buf, nl + j, j, q0, q1, pad + eta)
@@ -354,9 +361,9 @@ def dichotomy(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, 
         else:
             bb, kk = _largest(buf, nb)
             if bb < 0:
-                return _finish(out, FREE, 1.0, math.nan, nq)
+                return _finish(sc, out, FREE, 1.0, math.nan, nq)
             if nq >= budget:
-                return _finish(out, UNDECIDED, _free_prefix(buf, nb), math.nan, nq)
+                return _finish(sc, out, UNDECIDED, _free_prefix(buf, nb), math.nan, nq)
             # the midpoint (bisection order: an obstacle in the middle is found first); when
             # b's interval list is nearly full (a body grazing an obstacle along the motion),
             # the interval's start, whose window only shortens it
@@ -389,8 +396,8 @@ def dichotomy(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, 
             _cut(buf, b, t - r, t + r)
         if collided and (t != 0.0 or check_start):
             if t == 0.0:
-                return _finish(out, COLLISION, 0.0, 0.0, nq)
-            return _finish(out, COLLISION, _free_prefix(buf, nb), t, nq)
+                return _finish(sc, out, COLLISION, 0.0, 0.0, nq)
+            return _finish(sc, out, COLLISION, _free_prefix(buf, nb), t, nq)
 
 
 @hot_kernel
@@ -425,18 +432,18 @@ def advance(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, bu
             nq += queried
             if exact == 1 and d <= pad + eta:
                 if t > 0.0 or check_start:
-                    return _finish(out, COLLISION, last, t, nq)
+                    return _finish(sc, out, COLLISION, last, t, nq)
                 # a colliding start cannot be advanced from
-                return _finish(out, COLLISION, 0.0, 0.0, nq)
+                return _finish(sc, out, COLLISION, 0.0, 0.0, nq)
             frontier[b] = t + window(buf.mu[b], A, buf.growth[b], d - pad - 0.5 * eta)
         last = t
         t = 1.0
         for b in range(nb):
             t = min(t, frontier[b])
         if t >= 1.0 or last >= 1.0:
-            return _finish(out, FREE, 1.0, math.nan, nq)
+            return _finish(sc, out, FREE, 1.0, math.nan, nq)
         if nq >= budget:
-            return _finish(out, UNDECIDED, last, math.nan, nq)
+            return _finish(sc, out, UNDECIDED, last, math.nan, nq)
 
 
 @inline_kernel
@@ -483,7 +490,7 @@ def discrete(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, b
         return c
     n = n_steps
     self_collision = robot_at(hm).pairs.shape[0] > 0
-    _, _, _, buf = unpack(hm, hw)
+    _, _, sc, buf = unpack(hm, hw)
     head = 0
     size = 0
     step = 0
@@ -501,9 +508,9 @@ def discrete(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, b
             found = j
             break
     if found < 0:
-        return _finish(out, FREE, 1.0, math.nan, checked)
+        return _finish(sc, out, FREE, 1.0, math.nan, checked)
     if found == 0:
-        return _finish(out, COLLISION, 0.0, 0.0, checked)
+        return _finish(sc, out, COLLISION, 0.0, 0.0, checked)
     if first:
         # the states before it, in order: the first colliding one
         for j in range(1, found + 1):
@@ -511,8 +518,8 @@ def discrete(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, b
             _set_q(buf, q0, q1, j / n)
             pose(hm, hw, buf.q, NO)
             if j == found or posed_collides(hm, hw, pad, self_collision, 0.0):
-                return _finish(out, COLLISION, (j - 1) / n, j / n, checked)
-    return _finish(out, COLLISION, (found - 1) / n, found / n, checked)
+                return _finish(sc, out, COLLISION, (j - 1) / n, j / n, checked)
+    return _finish(sc, out, COLLISION, (found - 1) / n, found / n, checked)
 
 
 ENTRY_POINTS = {DISCRETE: discrete, DICHOTOMY: dichotomy, CA: advance}
