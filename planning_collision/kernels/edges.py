@@ -269,6 +269,15 @@ def _motion_bounds(robot, buf, q0, q1):
 
 
 @inline_kernel
+def _same(q0, q1):
+    """q0 == q1 (an edge that does not move)."""
+    for k in range(q0.shape[0]):
+        if q0[k] != q1[k]:
+            return False
+    return True
+
+
+@inline_kernel
 def _finish(sc, out, status, last_valid_t, toc, n_queries):
     """An entry point's result into out[0:4], its time since `_edge_start` into the
     scratch's KERNEL_NS; returns FREE (the arguments were good)."""
@@ -327,14 +336,10 @@ def dichotomy(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, 
     if c != FREE:
         return c
     robot, _, sc, buf = unpack(hm, hw)
-    if _motion_bounds(robot, buf, q0, q1) == 0.0:
+    if _same(q0, q1):
         return _still(hm, hw, q1, pad, out)
     nb = robot.R.shape[0]
     self_collision = robot.pairs.shape[0] > 0
-    for b in range(nb):
-        buf.ilo[b, 0] = 0.0
-        buf.ihi[b, 0] = 1.0
-        buf.icount[b] = 1
     nq = 0
     for p in range(-1, len(PROBES)):
         if p < 0 and not check_start:
@@ -349,6 +354,13 @@ def dichotomy(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, 
                 buf.ec_d[slot, b] = -math.inf
                 buf.ec_exact[slot, b] = 1
         return _finish(sc, out, COLLISION, 0.0, t, nq)
+    # the motion bounds only now: most edges a planner rejects end at a probe
+    if _motion_bounds(robot, buf, q0, q1) == 0.0:  # no body moves: the state check of q1
+        return _still(hm, hw, q1, pad, out)
+    for b in range(nb):
+        buf.ilo[b, 0] = 0.0
+        buf.ihi[b, 0] = 1.0
+        buf.icount[b] = 1
     nl = robot.body_link.shape[0]
     for j in range(robot.pairs.shape[0]):  # self pairs with a table: only where it is close
         table_intervals(robot, buf, nl + j, j, q0, q1, pad + eta)
