@@ -236,12 +236,13 @@ def _bound_body(hm, hw, sc, buf, b, t, lo, hi, slot, pad, eta, use_cache, front,
 
 
 @inline_kernel
-def _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, endpoints):
-    """Pose the configuration at t (pieces and capsules); returns its endpoint-cache slot
-    (-1 when t is not an end of the edge, `endpoints` says it may be, or caching is off)
-    and whether the cache held it."""
+def _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, endpoints, capsules):
+    """Pose the configuration at t (pieces, and with `capsules` the bounding capsules'
+    poses, which only distances use); returns its endpoint-cache slot (-1 when t is not an
+    end of the edge, `endpoints` says it may be, or caching is off) and whether the cache
+    held it."""
     _set_q(buf, q0, q1, t)
-    pose(hm, hw, buf.q, YES)
+    pose(hm, hw, buf.q, capsules)
     if not (use_cache and endpoints and (t == 0.0 or t == 1.0)):
         return -1, False
     slot, hit = _cache_slot(buf, buf.q)
@@ -346,7 +347,7 @@ def dichotomy(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, 
             continue
         t = 0.0 if p < 0 else PROBES[p]  # a colliding start first, when it is checked
         nq += 1
-        slot, hit = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, t == 0.0 or t == 1.0)
+        slot, hit = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, t == 0.0 or t == 1.0, NO)
         if hit or not posed_collides(hm, hw, pad + eta, self_collision, 0.0):
             continue
         if slot >= 0:  # an end state collides: the endpoint cache remembers it
@@ -384,7 +385,7 @@ def dichotomy(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, 
             else:
                 t = buf.ilo[bb, kk]
         step += 1
-        slot, _ = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, step <= 2)
+        slot, _ = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, step <= 2, YES)
         collided = False
         for b in range(nb):
             k = _interval_at(buf, b, t)
@@ -433,7 +434,7 @@ def advance(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, bu
     last = 0.0
     nq = 0
     while True:
-        slot, _ = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, t == 0.0)
+        slot, _ = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, t == 0.0, YES)
         for b in range(nb):
             if frontier[b] > t:
                 continue
