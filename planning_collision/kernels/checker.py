@@ -11,8 +11,9 @@ first call compiles all of it; demos/cold_start.py measures it):
 
 - Every compiled function here takes the model's address table ``hm`` (robot and scene)
   and the workspace's ``hw`` (Scratch and buffers) (kernels/handles.py), plus scalars, and
-  rebuilds the namedtuples it needs in one step (`unpack`: one intrinsic call; LLVM drops
-  the arrays a function does not read). Passing the rebuilt namedtuples instead costs
+  rebuilds the namedtuples it needs in one step (`unpack`: one intrinsic call for the robot,
+  one for the workspace; LLVM drops the arrays a function does not read; the scene is
+  viewed only by the traversal's `query`). Passing the rebuilt namedtuples instead costs
   ~900 machine arguments per call (measured in the LLVM signatures).
 - The parts called from several places are compiled once each and called: the scene
   traversal (`query`, with the traversal's body compiled into it), the self-pair tests
@@ -56,7 +57,13 @@ from .traversal import (
     warm_start,
 )
 
-_model_view = table_view(CheckRobot, FlatScene)  # (robot, scene) of a model table
+# A model table holds the robot's rows, then the scene's; each is viewed only where it is
+# used: a view emits the loads and the nested tuples of all its arrays, which LLVM then
+# optimises away where unused, at a cost (the scene's 33 arrays in every function that
+# unpacked the model: ~25 % of the view's IR)
+_robot_view = table_view(CheckRobot)
+_scene_view = table_view(FlatScene)
+SCENE_ROW = np.int64(_robot_view.n_rows)  # the scene's first row in a model table
 _work_view = table_view(Scratch, CheckBuffers)  # (scratch, buffers) of a workspace table
 
 # Counters in Scratch.counts after the traversal's (BV_TESTS, PAIR_TESTS)
@@ -89,15 +96,15 @@ BAD_Q = 2  # 2 + k: q[k] is not finite; 2 + dof + k: q[k] is outside its limits;
 @inline_kernel
 def robot_at(hm):
     """The CheckRobot of the model table hm."""
-    return _model_view(hm, ROW0)[0]
+    return _robot_view(hm, ROW0)[0]
 
 
 @inline_kernel
 def unpack(hm, hw):
-    """(robot, scene, scratch, buffers) from the model table hm and workspace table hw."""
-    robot, scene = _model_view(hm, ROW0)
+    """(robot, scratch, buffers) from the model table hm and workspace table hw (the
+    scene: `_scene_view`, in `query` only)."""
     sc, buf = _work_view(hw, ROW0)
-    return robot, scene, sc, buf
+    return robot_at(hm), sc, buf
 
 
 @inline_kernel
@@ -176,7 +183,7 @@ def pose_capsules(robot, buf):
 def pose(hm, hw, q, capsules):
     """Pose configuration q in the workspace: `pose_pieces`, and with `capsules` the
     bounding capsules' poses (`pose_capsules`)."""
-    robot, _, sc, buf = unpack(hm, hw)
+    robot, sc, buf = unpack(hm, hw)
     for k in range(q.shape[0]):
         buf.q[k] = q[k]  # for the self-pair tables (a no-op when q is buf.q)
     pose_pieces(robot, sc, buf, q)
@@ -235,7 +242,8 @@ def query(hm, hw, mode, which, i0, i1, bound, flag):
     or ENVELOPE: the pieces' front envelopes as the query boxes, for LEAVES), each from its
     rows of the front list (buf.ranges; none for ENVELOPE); see kernels/traversal.py for
     mode, bound and flag. Returns the traversal's result."""
-    robot, scene, sc, buf = unpack(hm, hw)
+    robot, sc, buf = unpack(hm, hw)
+    scene = _scene_view(hm, SCENE_ROW)[0]
     poses = buf.cap_poses if which == CAPSULES else buf.piece_poses
     tab = robot.tab
     if which == CAPSULES:
@@ -254,7 +262,7 @@ def self_test(hm, hw, which, ia, ib, bound, boolean):
     """Pieces ia, ib (OUTER or PIECES) warm started from the pair's last direction: with
     `boolean`, pair_overlap under margin `bound` (returns 1 or 0); else pair_separation
     under `bound` into sc.tmp (returns its status)."""
-    robot, _, sc, buf = unpack(hm, hw)
+    robot, sc, buf = unpack(hm, hw)
     tab = robot.outer if which == OUTER else robot.tab
     P = buf.piece_poses
     key = -1 - 2 * ia - which
@@ -395,7 +403,7 @@ def posed_collides(hm, hw, margin, self_collision, delta):
     collision. A traversal overflow counts as a collision (what cannot be certified is not
     free). The scene goes first: the states the edge probes reject collide with it more
     often (self pairs first: colliding RRTConnect edges 10.7 -> 11.1 us median)."""
-    robot, _, sc, buf = unpack(hm, hw)
+    robot, sc, buf = unpack(hm, hw)
     if _scene_hit(hm, hw, robot, sc, buf, margin, delta):
         return True
     return self_collision and _self_hit(hm, hw, robot, sc, buf, margin)
@@ -491,7 +499,7 @@ def pair_distance_bound(hm, hw, robot, sc, buf, j, need, floor):
 def body_distance(hm, hw, b, need, floor, delta):
     """(d, final, slot) of body b (a link against the scene, or a self pair) in the
     configuration posed in the workspace: see `link_distance`."""
-    robot, _, sc, buf = unpack(hm, hw)
+    robot, sc, buf = unpack(hm, hw)
     sc.counts[DIST_QUERIES] += 1
     nl = robot.body_link.shape[0]
     if b < nl:

@@ -294,7 +294,7 @@ def _finish(sc, out, status, last_valid_t, toc, n_queries):
 def _edge_start(hm, hw, q0, q1):
     """What every entry point starts with: FREE, or BAD_Q + code for a bad q0 (code) or q1
     (code + 2 * dof + 2). Counts the edge and starts its clock (`_finish` reads it)."""
-    robot, _, sc, _ = unpack(hm, hw)
+    robot, sc, _ = unpack(hm, hw)
     sc.counts[EDGE_T0] = monotonic_ns()
     c = q_code(robot, q0)
     if c != FREE:
@@ -309,7 +309,7 @@ def _edge_start(hm, hw, q0, q1):
 @inline_kernel
 def _still(hm, hw, q1, pad, out):
     """An edge along which nothing moves: the state check of its end."""
-    robot, _, sc, _ = unpack(hm, hw)
+    robot, sc, _ = unpack(hm, hw)
     pose(hm, hw, q1, NO)
     if posed_collides(hm, hw, pad, robot.pairs.shape[0] > 0, 0.0):
         return _finish(sc, out, COLLISION, 0.0, 0.0, 1)
@@ -336,7 +336,7 @@ def dichotomy(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, 
     c = _edge_start(hm, hw, q0, q1)
     if c != FREE:
         return c
-    robot, _, sc, buf = unpack(hm, hw)
+    robot, sc, buf = unpack(hm, hw)
     if _same(q0, q1):
         return _still(hm, hw, q1, pad, out)
     nb = robot.R.shape[0]
@@ -422,7 +422,7 @@ def advance(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, bu
     c = _edge_start(hm, hw, q0, q1)
     if c != FREE:
         return c
-    robot, _, sc, buf = unpack(hm, hw)
+    robot, sc, buf = unpack(hm, hw)
     if _motion_bounds(robot, buf, q0, q1) == 0.0:
         return _still(hm, hw, q1, pad, out)
     nb = robot.R.shape[0]
@@ -503,7 +503,7 @@ def discrete(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, b
         return c
     n = n_steps
     self_collision = robot_at(hm).pairs.shape[0] > 0
-    _, _, sc, buf = unpack(hm, hw)
+    _, sc, buf = unpack(hm, hw)
     head = 0
     size = 0
     step = 0
