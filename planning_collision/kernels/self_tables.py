@@ -26,21 +26,29 @@ _NEVER = 2.0  # a crossing time past the edge's end
 
 
 @inline_kernel
-def _cell(robot, j, e, x):
+def _grid(robot):
+    """The tables' arrays, as the small tuple the helpers below take: an inlined helper
+    given the whole robot copies all its arrays at each call site, which LLVM then spends
+    seconds of a user's first call taking apart."""
+    return robot.pt_n, robot.pt_lo, robot.pt_w, robot.pt_q, robot.pt_lb
+
+
+@inline_kernel
+def _cell(g, j, e, x):
     """Cell of pair j's table along axis e holding joint value x (clamped to the grid)."""
-    n = robot.pt_n[j, e]
-    c = math.floor((x - robot.pt_lo[j, e]) / robot.pt_w[j, e])
+    n = g[0][j, e]
+    c = math.floor((x - g[1][j, e]) / g[2][j, e])
     if not c > 0.0:  # also NaN
         return 0
     return min(int(c), n - 1)
 
 
 @inline_kernel
-def _bound_at(robot, j, s, x0, x1):
+def _bound_at(g, j, s, x0, x1):
     """The bound of pair j's table (first cell s) at axis values (x0, x1)."""
-    i0 = _cell(robot, j, 0, x0) if robot.pt_q[j, 0] >= 0 else 0
-    i1 = _cell(robot, j, 1, x1) if robot.pt_q[j, 1] >= 0 else 0
-    return robot.pt_lb[s + i0 * robot.pt_n[j, 1] + i1]
+    i0 = _cell(g, j, 0, x0) if g[3][j, 0] >= 0 else 0
+    i1 = _cell(g, j, 1, x1) if g[3][j, 1] >= 0 else 0
+    return g[4][s + i0 * g[0][j, 1] + i1]
 
 
 @inline_kernel
@@ -51,16 +59,16 @@ def table_floor(robot, j, q):
         return -math.inf
     k0 = robot.pt_q[j, 0]
     k1 = robot.pt_q[j, 1]
-    return _bound_at(robot, j, s, q[k0] if k0 >= 0 else 0.0, q[k1] if k1 >= 0 else 0.0)
+    return _bound_at(_grid(robot), j, s, q[k0] if k0 >= 0 else 0.0, q[k1] if k1 >= 0 else 0.0)
 
 
 @inline_kernel
-def _crossing(robot, j, e, a, dx, m):
+def _crossing(g, j, e, a, dx, m):
     """Time at which axis e's value a + t dx meets grid line m (_NEVER when it does not
     move)."""
     if dx == 0.0:
         return _NEVER
-    return (robot.pt_lo[j, e] + m * robot.pt_w[j, e] - a) / dx
+    return (g[1][j, e] + m * g[2][j, e] - a) / dx
 
 
 @inline_kernel
@@ -75,6 +83,7 @@ def table_intervals(robot, buf, b, j, q0, q1, clear):
     s = robot.pt_start[j]
     if s < 0:
         return False
+    g = _grid(robot)
     K = buf.ilo.shape[1]
     buf.icount[b] = 0
     if robot.pt_min[j] > clear:
@@ -92,18 +101,18 @@ def table_intervals(robot, buf, b, j, q0, q1, clear):
         a1 = q0[k1]
         d1 = q1[k1] - q0[k1]
     # the next grid line each axis meets (lines m at lo + m w; moving up: the cell's top)
-    m0 = _cell(robot, j, 0, a0) + (1 if d0 > 0.0 else 0)
-    m1 = _cell(robot, j, 1, a1) + (1 if d1 > 0.0 else 0)
+    m0 = _cell(g, j, 0, a0) + (1 if d0 > 0.0 else 0)
+    m1 = _cell(g, j, 1, a1) + (1 if d1 > 0.0 else 0)
     s0 = 1 if d0 > 0.0 else -1
     s1 = 1 if d1 > 0.0 else -1
     ta = 0.0
     while ta < 1.0:
-        c0 = _crossing(robot, j, 0, a0, d0, m0)
-        c1 = _crossing(robot, j, 1, a1, d1, m1)
+        c0 = _crossing(g, j, 0, a0, d0, m0)
+        c1 = _crossing(g, j, 1, a1, d1, m1)
         tb = min(c0, c1, 1.0)
         if tb > ta:
             tm = 0.5 * (ta + tb)
-            if not _bound_at(robot, j, s, a0 + tm * d0, a1 + tm * d1) > clear:
+            if not _bound_at(g, j, s, a0 + tm * d0, a1 + tm * d1) > clear:
                 n = buf.icount[b]
                 if n > 0 and (buf.ihi[b, n - 1] >= ta or n == K):
                     buf.ihi[b, n - 1] = tb
