@@ -43,7 +43,7 @@ from .fk import fk, piece_poses
 from .handles import table_view
 from .pair import LOWER_BOUND, pair_overlap, pair_separation
 from .scratch import Scratch
-from .self_tables import table_floor
+from .self_tables import grid, table_floor
 from .traversal import (
     BV,
     COLLIDE,
@@ -108,33 +108,28 @@ def unpack(hm, hw):
 
 
 @inline_kernel
-def q_code(robot, q):
-    """FREE when q is finite and within its limits, else BAD_Q + the joint's code (or
-    BAD_Q + 2 * dof: q is not (dof,))."""
-    dof = robot.limited.shape[0]
+def q_code(limited, lo, hi, q):
+    """FREE when q is finite and within its limits (the robot's `limited`, model.lower,
+    model.upper), else BAD_Q + the joint's code (or BAD_Q + 2 * dof: q is not (dof,)).
+    Takes the arrays: an inlined helper given the whole robot copies all its arrays at
+    each call site, which LLVM then spends time in a user's first call taking apart."""
+    dof = limited.shape[0]
     if q.shape[0] != dof:
         return BAD_Q + 2 * dof
     for k in range(dof):
         if not math.isfinite(q[k]):
             return BAD_Q + k
-    lo = robot.model.lower
-    hi = robot.model.upper
     for k in range(dof):
-        if robot.limited[k] and (q[k] < lo[k] or q[k] > hi[k]):
+        if limited[k] and (q[k] < lo[k] or q[k] > hi[k]):
             return BAD_Q + dof + k
     return FREE
 
 
 @inline_kernel
-def pose_pieces(robot, sc, buf, q):
-    """FK, the world pose of every piece, and a conservative world box of each: its local
-    box rotated, cut down to the box of its bounding ball (both contain the piece); and
-    the ends of each piece's bounding capsule."""
-    fk(robot.model, q, buf.link_poses)
-    piece_poses(buf.link_poses, robot.piece_link, robot.piece_pose, buf.piece_poses)
-    aabb = robot.tab.aabb
-    brad = robot.tab.brad
-    P = buf.piece_poses
+def pose_pieces(P, plo, phi, cap_w0, cap_w1, aabb, brad, cap_p0, cap_p1):
+    """After FK and the pieces' poses P: a conservative world box of each piece (plo, phi:
+    its local box rotated, cut down to the box of its bounding ball; both contain the
+    piece), and the world ends of each piece's bounding capsule (cap_w0, cap_w1)."""
     for p in range(P.shape[0]):
         c0 = 0.5 * (aabb[p, 0] + aabb[p, 3])
         c1 = 0.5 * (aabb[p, 1] + aabb[p, 4])
@@ -143,29 +138,27 @@ def pose_pieces(robot, sc, buf, q):
         h1 = 0.5 * (aabb[p, 4] - aabb[p, 1])
         h2 = 0.5 * (aabb[p, 5] - aabb[p, 2])
         r = brad[p]
-        a = robot.cap_p0[p]
-        b = robot.cap_p1[p]
+        a = cap_p0[p]
+        b = cap_p1[p]
         for k in range(3):
             R0 = P[p, k, 0]
             R1 = P[p, k, 1]
             R2 = P[p, k, 2]
             wc = R0 * c0 + R1 * c1 + R2 * c2 + P[p, k, 3]
             wh = abs(R0) * h0 + abs(R1) * h1 + abs(R2) * h2
-            buf.plo[p, k] = max(wc - wh, P[p, k, 3] - r)
-            buf.phi[p, k] = min(wc + wh, P[p, k, 3] + r)
-            buf.cap_w0[p, k] = R0 * a[0] + R1 * a[1] + R2 * a[2] + P[p, k, 3]
-            buf.cap_w1[p, k] = R0 * b[0] + R1 * b[1] + R2 * b[2] + P[p, k, 3]
-    sc.counts[STATES] += 1
+            plo[p, k] = max(wc - wh, P[p, k, 3] - r)
+            phi[p, k] = min(wc + wh, P[p, k, 3] + r)
+            cap_w0[p, k] = R0 * a[0] + R1 * a[1] + R2 * a[2] + P[p, k, 3]
+            cap_w1[p, k] = R0 * b[0] + R1 * b[1] + R2 * b[2] + P[p, k, 3]
 
 
 @inline_kernel
-def pose_capsules(robot, buf):
-    """The world pose of every piece's bounding capsule (for traversals with the capsules
-    as the query: the edge checks' cheap first bound)."""
-    P = buf.piece_poses
+def pose_capsules(P, cap_pose, cap_poses):
+    """The world pose of every piece's bounding capsule, cap_poses (for traversals with the
+    capsules as the query: the edge checks' cheap first bound)."""
     for p in range(P.shape[0]):
-        B = robot.cap_pose[p]
-        T = buf.cap_poses[p]
+        B = cap_pose[p]
+        T = cap_poses[p]
         for r in range(3):
             a0 = P[p, r, 0]
             a1 = P[p, r, 1]
@@ -181,14 +174,21 @@ def pose_capsules(robot, buf):
 
 @hot_kernel
 def pose(hm, hw, q, capsules):
-    """Pose configuration q in the workspace: `pose_pieces`, and with `capsules` the
-    bounding capsules' poses (`pose_capsules`)."""
+    """Pose configuration q in the workspace: FK, the pieces' poses, `pose_pieces`, and with
+    `capsules` the bounding capsules' poses (`pose_capsules`)."""
     robot, sc, buf = unpack(hm, hw)
     for k in range(q.shape[0]):
         buf.q[k] = q[k]  # for the self-pair tables (a no-op when q is buf.q)
-    pose_pieces(robot, sc, buf, q)
+    fk(robot.model, q, buf.link_poses)
+    P = buf.piece_poses
+    piece_poses(buf.link_poses, robot.piece_link, robot.piece_pose, P)
+    tab = robot.tab
+    pose_pieces(
+        P, buf.plo, buf.phi, buf.cap_w0, buf.cap_w1, tab.aabb, tab.brad, robot.cap_p0, robot.cap_p1
+    )
+    sc.counts[STATES] += 1
     if capsules:
-        pose_capsules(robot, buf)
+        pose_capsules(P, robot.cap_pose, buf.cap_poses)
 
 
 @hot_kernel
@@ -289,45 +289,58 @@ def _contains(lo, hi, i, qlo, qhi, j, pad):
 
 
 @inline_kernel
-def set_ranges(hm, hw, sc, buf, i0, i1, bound, delta):
-    """For each piece i in [i0, i1), the rows buf.ranges[i] of buf.front its traversal
-    under `bound` starts from (an empty range: the root).
+def _fr(sc, buf):
+    """What `set_ranges` reads and writes: (front, front_n, ranges, env_lo, env_hi, plo,
+    phi, counts, out). The helpers from here on take such small tuples or arrays, not the
+    robot, scratch or buffers: an inlined helper given those copies all their arrays at
+    each call site, which LLVM then spends seconds of a user's first call taking apart."""
+    return (
+        buf.front, buf.front_n, buf.ranges, buf.env_lo, buf.env_hi, buf.plo, buf.phi,
+        sc.counts, sc.out,
+    )  # fmt: skip
+
+
+@inline_kernel
+def set_ranges(hm, hw, fr, i0, i1, bound, delta):
+    """For each piece i in [i0, i1), the rows ranges[i] of the front list its traversal
+    under `bound` starts from (an empty range: the root); fr: `_fr`.
 
     Its front (the group-BVH leaves overlapping the front's envelope box) when the piece's
     box grown by `bound` lies inside that envelope: every leaf a traversal from the root
     would reach is in the front, so the answer is the same. Otherwise, when delta > 0 (how
     far the piece may move in the queries to come), a new front for the envelope "piece box
     grown by bound + delta", if it has at most F leaves; else the root."""
-    F = buf.front.shape[0] // buf.front_n.shape[0]
+    front, front_n, ranges, env_lo, env_hi, plo, phi, counts, out = fr
+    F = front.shape[0] // front_n.shape[0]
     for i in range(i0, i1):
-        n = buf.front_n[i]
-        buf.ranges[i, 0] = 0
-        buf.ranges[i, 1] = 0
-        if n >= 0 and _contains(buf.env_lo, buf.env_hi, i, buf.plo, buf.phi, i, bound):
-            sc.counts[FRONT_HITS] += 1
-            buf.ranges[i, 0] = i * F
-            buf.ranges[i, 1] = i * F + max(n, 1)
+        n = front_n[i]
+        ranges[i, 0] = 0
+        ranges[i, 1] = 0
+        if n >= 0 and _contains(env_lo, env_hi, i, plo, phi, i, bound):
+            counts[FRONT_HITS] += 1
+            ranges[i, 0] = i * F
+            ranges[i, 1] = i * F + max(n, 1)
             continue
         if delta <= 0.0:
             continue
         g = bound + delta
         for k in range(3):
-            buf.env_lo[i, k] = buf.plo[i, k] - g
-            buf.env_hi[i, k] = buf.phi[i, k] + g
+            env_lo[i, k] = plo[i, k] - g
+            env_hi[i, k] = phi[i, k] + g
         m = query(hm, hw, MODE_LEAVES, AS_ENVELOPE, i, i + 1, 0.0, NO)
         if m < 0 or m > F:
-            buf.front_n[i] = -1
+            front_n[i] = -1
             continue
         for j in range(m):
-            buf.front[i * F + j, 0] = BV
-            buf.front[i * F + j, 1] = sc.out[j]
+            front[i * F + j, 0] = BV
+            front[i * F + j, 1] = out[j]
         if m == 0:  # nothing near: one entry that stands for nothing (empty means root)
-            buf.front[i * F, 0] = NONE
-            buf.front[i * F, 1] = 0
-        buf.front_n[i] = m
-        sc.counts[FRONT_BUILDS] += 1
-        buf.ranges[i, 0] = i * F
-        buf.ranges[i, 1] = i * F + max(m, 1)
+            front[i * F, 0] = NONE
+            front[i * F, 1] = 0
+        front_n[i] = m
+        counts[FRONT_BUILDS] += 1
+        ranges[i, 0] = i * F
+        ranges[i, 1] = i * F + max(m, 1)
 
 
 # ---------------------------------------------------------------------------------------
@@ -335,19 +348,20 @@ def set_ranges(hm, hw, sc, buf, i0, i1, bound, delta):
 
 
 @inline_kernel
-def _clear_hits(sc):
-    """The scratch's contract: sc.hit all 0 between queries."""
-    for o in range(sc.hit.shape[0]):
-        sc.hit[o] = 0
+def _clear_hits(hit):
+    """The scratch's contract: its `hit` all 0 between queries."""
+    for o in range(hit.shape[0]):
+        hit[o] = 0
 
 
 @inline_kernel
-def _scene_hit(hm, hw, robot, sc, buf, margin, delta):
+def _scene_hit(hm, hw, fr, hit_flags, n_pieces, margin, delta):
     """posed_collides' scene part: outer hulls from piece i on; the first whose hull touches
     is tested exactly, and the search resumes after it when the piece itself does not (the
-    pieces before it are clear: each lies inside its outer hull)."""
-    n_pieces = np.int64(robot.piece_link.shape[0])
-    set_ranges(hm, hw, sc, buf, ROW0, n_pieces, margin, delta)
+    pieces before it are clear: each lies inside its outer hull). fr: `_fr`; hit_flags:
+    the scratch's `hit`."""
+    set_ranges(hm, hw, fr, ROW0, n_pieces, margin, delta)
+    out = fr[8]
     i = ROW0
     hit = False
     while i < n_pieces and not hit:
@@ -357,36 +371,46 @@ def _scene_hit(hm, hw, robot, sc, buf, margin, delta):
         elif r < 0:
             hit = True  # an overflow
         else:
-            j = np.int64(sc.out[0])
-            _clear_hits(sc)
+            j = np.int64(out[0])
+            _clear_hits(hit_flags)
             hit = query(hm, hw, MODE_COLLIDE, AS_PIECES, j, j + 1, margin, YES) != 0
             i = j + 1
-        _clear_hits(sc)
+        _clear_hits(hit_flags)
     return hit
 
 
 @inline_kernel
-def _self_hit(hm, hw, robot, sc, buf, margin):
-    """posed_collides' self part: each checked pair by its clearance table, then its pieces
-    by bounding balls, capsules, outer hulls, then the pieces themselves."""
-    P = buf.piece_poses
-    brad = robot.tab.brad
-    for j in range(robot.pairs.shape[0]):
-        if table_floor(robot, j, buf.q) > margin:
+def _sp(robot, buf):
+    """What the self-pair checks read: (piece_poses, brad, pairs, link_start, cap_w0,
+    cap_w1, the capsules' params)."""
+    return (
+        buf.piece_poses, robot.tab.brad, robot.pairs, robot.link_start, buf.cap_w0,
+        buf.cap_w1, robot.caps.params,
+    )  # fmt: skip
+
+
+@inline_kernel
+def _self_hit(hm, hw, sp, tables, q, counts, margin):
+    """posed_collides' self part: each checked pair by its clearance table (tables: the
+    robot's pt_start and `grid`; q: the posed configuration), then its pieces by bounding
+    balls, capsules, outer hulls, then the pieces themselves. sp: `_sp`."""
+    P, brad, pairs, link_start, cap_w0, cap_w1, cap_params = sp
+    for j in range(pairs.shape[0]):
+        if table_floor(tables[0], tables[1], j, q) > margin:
             continue
-        a = robot.pairs[j, 0]
-        b = robot.pairs[j, 1]
-        for ia in range(np.int64(robot.link_start[a]), np.int64(robot.link_start[a + 1])):
-            for ib in range(np.int64(robot.link_start[b]), np.int64(robot.link_start[b + 1])):
+        a = pairs[j, 0]
+        b = pairs[j, 1]
+        for ia in range(np.int64(link_start[a]), np.int64(link_start[a + 1])):
+            for ib in range(np.int64(link_start[b]), np.int64(link_start[b + 1])):
                 dx = P[ia, 0, 3] - P[ib, 0, 3]
                 dy = P[ia, 1, 3] - P[ib, 1, 3]
                 dz = P[ia, 2, 3] - P[ib, 2, 3]
                 rr = brad[ia] + brad[ib] + margin
                 if dx * dx + dy * dy + dz * dz > rr * rr:
                     continue
-                if _capsule_gap(buf.cap_w0, buf.cap_w1, robot.caps.params, ia, ib) > margin:
+                if _capsule_gap(cap_w0, cap_w1, cap_params, ia, ib) > margin:
                     continue
-                sc.counts[SELF_TESTS] += 1
+                counts[SELF_TESTS] += 1
                 if self_test(hm, hw, AS_OUTER, ia, ib, margin, YES) == 0:
                     continue
                 if self_test(hm, hw, AS_PIECES, ia, ib, margin, YES) == 1:
@@ -404,9 +428,13 @@ def posed_collides(hm, hw, margin, self_collision, delta):
     free). The scene goes first: the states the edge probes reject collide with it more
     often (self pairs first: colliding RRTConnect edges 10.7 -> 11.1 us median)."""
     robot, sc, buf = unpack(hm, hw)
-    if _scene_hit(hm, hw, robot, sc, buf, margin, delta):
+    n_pieces = np.int64(robot.piece_link.shape[0])
+    if _scene_hit(hm, hw, _fr(sc, buf), sc.hit, n_pieces, margin, delta):
         return True
-    return self_collision and _self_hit(hm, hw, robot, sc, buf, margin)
+    if not self_collision:
+        return False
+    tables = (robot.pt_start, grid(robot))
+    return _self_hit(hm, hw, _sp(robot, buf), tables, buf.q, sc.counts, margin)
 
 
 # ---------------------------------------------------------------------------------------
@@ -420,7 +448,7 @@ def _enough(need, floor):
 
 
 @inline_kernel
-def link_distance(hm, hw, robot, sc, buf, link, need, floor, delta):
+def link_distance(hm, hw, fr, best, link_start, link, need, floor, delta):
     """(d, final, slot): a lower bound d on the distance from `link` to the scene.
 
     Cheap bounds first: the pieces' bounding capsules, then their outer hulls (both contain
@@ -432,10 +460,11 @@ def link_distance(hm, hw, robot, sc, buf, link, need, floor, delta):
     taken, or the pieces' own distance (exact); final = 1: asking again with a larger need
     would not change d; slot: the nearest object. d <= floor only comes from the pieces
     themselves; an overlap gives some d <= 0; a traversal overflow -inf (a collision: what
-    cannot be certified is not free). The capsules' poses must be current (`pose_capsules`)."""
-    i0 = np.int64(robot.link_start[link])
-    i1 = np.int64(robot.link_start[link + 1])
-    set_ranges(hm, hw, sc, buf, i0, i1, need, delta)
+    cannot be certified is not free). The capsules' poses must be current (`pose_capsules`).
+    fr: `_fr`; best: the scratch's; link_start: the robot's."""
+    i0 = np.int64(link_start[link])
+    i1 = np.int64(link_start[link + 1])
+    set_ranges(hm, hw, fr, i0, i1, need, delta)
     enough = _enough(need, floor)
     d = math.inf
     slot = -1
@@ -445,8 +474,8 @@ def link_distance(hm, hw, robot, sc, buf, link, need, floor, delta):
             return -math.inf, 1, -1
         if arg < 0:
             return need, 0, -1  # nothing within need, even for a bound of the pieces
-        d = sc.best[arg, 0]
-        sc.best[arg, 0] = math.inf  # the scratch's contract: inf between queries
+        d = best[arg, 0]
+        best[arg, 0] = math.inf  # the scratch's contract: inf between queries
         slot = arg
         if (which == CAPSULES and d > enough) or (which == OUTER and d > floor):
             break
@@ -454,39 +483,39 @@ def link_distance(hm, hw, robot, sc, buf, link, need, floor, delta):
 
 
 @inline_kernel
-def pair_distance_bound(hm, hw, robot, sc, buf, j, need, floor):
+def pair_distance_bound(hm, hw, sp, tmp, counts, j, need, floor):
     """(d, final) for self pair j, as `link_distance` for a link: bounding balls and
     capsules first (a capsule distance past `_enough` is taken as the bound), then the outer
-    hulls, the pieces only where those come within floor."""
-    a = robot.pairs[j, 0]
-    b = robot.pairs[j, 1]
-    P = buf.piece_poses
-    brad = robot.tab.brad
+    hulls, the pieces only where those come within floor. sp: `_sp`; tmp, counts: the
+    scratch's."""
+    P, brad, pairs, link_start, cap_w0, cap_w1, cap_params = sp
+    a = pairs[j, 0]
+    b = pairs[j, 1]
     best = need
     final = 0
     enough = _enough(need, floor)
-    for ia in range(np.int64(robot.link_start[a]), np.int64(robot.link_start[a + 1])):
-        for ib in range(np.int64(robot.link_start[b]), np.int64(robot.link_start[b + 1])):
+    for ia in range(np.int64(link_start[a]), np.int64(link_start[a + 1])):
+        for ib in range(np.int64(link_start[b]), np.int64(link_start[b + 1])):
             dx = P[ia, 0, 3] - P[ib, 0, 3]
             dy = P[ia, 1, 3] - P[ib, 1, 3]
             dz = P[ia, 2, 3] - P[ib, 2, 3]
             rr = brad[ia] + brad[ib] + best
             if dx * dx + dy * dy + dz * dz > rr * rr:
                 continue
-            g = _capsule_gap(buf.cap_w0, buf.cap_w1, robot.caps.params, ia, ib)
+            g = _capsule_gap(cap_w0, cap_w1, cap_params, ia, ib)
             if g > best:
                 continue
             if g > enough:
                 best = g
                 final = 1
                 continue
-            sc.counts[SELF_TESTS] += 1
+            counts[SELF_TESTS] += 1
             d = best
             for which in (AS_OUTER, AS_PIECES):
                 if self_test(hm, hw, which, ia, ib, best, NO) == LOWER_BOUND:
                     d = math.inf
                     break
-                d = sc.tmp[0]
+                d = tmp[0]
                 if d > floor:
                     break
             if d <= best:
@@ -503,8 +532,11 @@ def body_distance(hm, hw, b, need, floor, delta):
     sc.counts[DIST_QUERIES] += 1
     nl = robot.body_link.shape[0]
     if b < nl:
-        return link_distance(hm, hw, robot, sc, buf, robot.body_link[b], need, floor, delta)
-    d, final = pair_distance_bound(hm, hw, robot, sc, buf, b - nl, need, floor)
+        link = robot.body_link[b]
+        return link_distance(
+            hm, hw, _fr(sc, buf), sc.best, robot.link_start, link, need, floor, delta
+        )
+    d, final = pair_distance_bound(hm, hw, _sp(robot, buf), sc.tmp, sc.counts, b - nl, need, floor)
     return d, final, -1
 
 
@@ -518,7 +550,7 @@ def state_check(hm, hw, q, margin, self_collision, timed):
     `timed`, the call's time is added to the scratch's KERNEL_NS."""
     t0 = monotonic_ns() if timed else 0
     robot = robot_at(hm)
-    code = q_code(robot, q)
+    code = q_code(robot.limited, robot.model.lower, robot.model.upper, q)
     if code == FREE:
         pose(hm, hw, q, NO)
         code = COLLISION if posed_collides(hm, hw, margin, self_collision, 0.0) else FREE
@@ -534,7 +566,7 @@ def state_distances(hm, hw, q, need, out):
     is the pieces' own distance; final 0: the body is farther than need). Returns FREE, or
     BAD_Q + code."""
     robot = robot_at(hm)
-    code = q_code(robot, q)
+    code = q_code(robot.limited, robot.model.lower, robot.model.upper, q)
     if code != FREE:
         return code
     pose(hm, hw, q, YES)

@@ -92,29 +92,40 @@ def _q_hash(q):
     return h
 
 
+# The helpers below take the few arrays they use, as small tuples (`_ec`, `_iv`), not the
+# buffers: an inlined helper given the buffers (or the robot) copies all their arrays at
+# every call site, which LLVM then spends seconds of a user's first call taking apart.
+
+
 @inline_kernel
-def _cache_slot(buf, q):
+def _ec(buf):
+    """The endpoint cache's arrays: (ec_key, ec_q, ec_d, ec_exact)."""
+    return buf.ec_key, buf.ec_q, buf.ec_d, buf.ec_exact
+
+
+@inline_kernel
+def _cache_slot(ec, q):
     """(slot, hit): the cache slot of configuration q and whether it holds q."""
     h = _q_hash(q)
-    C = buf.ec_key.shape[0]
+    C = ec[0].shape[0]
     slot = (h & 0x7FFFFFFFFFFFFFFF) % C
-    if buf.ec_key[slot] != h:
+    if ec[0][slot] != h:
         return slot, False
     for k in range(q.shape[0]):
-        if buf.ec_q[slot, k] != q[k]:
+        if ec[1][slot, k] != q[k]:
             return slot, False
     return slot, True
 
 
 @inline_kernel
-def _cache_claim(buf, slot, q, nb):
+def _cache_claim(ec, slot, q, nb):
     """Make `slot` hold q, with nothing known yet."""
-    buf.ec_key[slot] = _q_hash(q)
+    ec[0][slot] = _q_hash(q)
     for k in range(q.shape[0]):
-        buf.ec_q[slot, k] = q[k]
+        ec[1][slot, k] = q[k]
     for b in range(nb):
-        buf.ec_d[slot, b] = -math.inf
-        buf.ec_exact[slot, b] = 0
+        ec[2][slot, b] = -math.inf
+        ec[3][slot, b] = 0
 
 
 # ---------------------------------------------------------------------------------------
@@ -122,58 +133,67 @@ def _cache_claim(buf, slot, q, nb):
 
 
 @inline_kernel
-def _interval_at(buf, b, t):
+def _iv(buf):
+    """The uncovered intervals' arrays: (ilo, ihi, icount)."""
+    return buf.ilo, buf.ihi, buf.icount
+
+
+@inline_kernel
+def _interval_at(iv, b, t):
     """Index of body b's uncovered interval containing t, or -1."""
-    for k in range(buf.icount[b]):
-        if buf.ilo[b, k] <= t <= buf.ihi[b, k]:
+    ilo, ihi, icount = iv
+    for k in range(icount[b]):
+        if ilo[b, k] <= t <= ihi[b, k]:
             return k
     return -1
 
 
 @inline_kernel
-def _cut(buf, b, lo, hi):
+def _cut(iv, b, lo, hi):
     """Remove [lo, hi] from body b's uncovered intervals. A window inside an interval splits
     it in two; when the list is full that window is dropped instead (nothing is certified
     that was not, and the caller then evaluates b at the ends of its intervals, which
     never splits)."""
+    ilo, ihi, icount = iv
     k = 0
-    while k < buf.icount[b]:
-        a = buf.ilo[b, k]
-        c = buf.ihi[b, k]
+    while k < icount[b]:
+        a = ilo[b, k]
+        c = ihi[b, k]
         if c < lo or a > hi:
             k += 1
             continue
         if a >= lo and c <= hi:  # covered: remove (the last one takes its place)
-            n = buf.icount[b] - 1
-            buf.ilo[b, k] = buf.ilo[b, n]
-            buf.ihi[b, k] = buf.ihi[b, n]
-            buf.icount[b] = n
+            n = icount[b] - 1
+            ilo[b, k] = ilo[b, n]
+            ihi[b, k] = ihi[b, n]
+            icount[b] = n
             continue
         if a >= lo:  # the left part is covered
-            buf.ilo[b, k] = hi
+            ilo[b, k] = hi
         elif c <= hi:  # the right part
-            buf.ihi[b, k] = lo
+            ihi[b, k] = lo
         else:  # the window lies inside: split
-            n = buf.icount[b]
-            if n >= buf.ilo.shape[1]:
+            n = icount[b]
+            if n >= ilo.shape[1]:
                 k += 1
                 continue
-            buf.ilo[b, n] = hi
-            buf.ihi[b, n] = c
-            buf.ihi[b, k] = lo
-            buf.icount[b] = n + 1
+            ilo[b, n] = hi
+            ihi[b, n] = c
+            ihi[b, k] = lo
+            icount[b] = n + 1
         k += 1
 
 
 @inline_kernel
-def _largest(buf, nb):
+def _largest(iv, nb):
     """(body, interval) of the largest uncovered interval, or (-1, -1) when none is left."""
+    ilo, ihi, icount = iv
     best = -1.0
     bb = -1
     bk = -1
     for b in range(nb):
-        for k in range(buf.icount[b]):
-            w = buf.ihi[b, k] - buf.ilo[b, k]
+        for k in range(icount[b]):
+            w = ihi[b, k] - ilo[b, k]
             if w > best:
                 best = w
                 bb = b
@@ -182,25 +202,26 @@ def _largest(buf, nb):
 
 
 @inline_kernel
-def _free_prefix(buf, nb):
+def _free_prefix(iv, nb):
     """The largest x with [0, x] certified for every body."""
+    ilo, ihi, icount = iv
     x = 1.0
     for b in range(nb):
-        for k in range(buf.icount[b]):
-            if buf.ilo[b, k] < x:
-                x = buf.ilo[b, k]
+        for k in range(icount[b]):
+            if ilo[b, k] < x:
+                x = ilo[b, k]
     return x
 
 
 @inline_kernel
-def _set_q(buf, q0, q1, t):
-    """buf.q = the configuration at t; exactly q0 at t = 0 and q1 at t = 1 (the endpoint
+def _set_q(q, q0, q1, t):
+    """q = the configuration at t; exactly q0 at t = 0 and q1 at t = 1 (the endpoint
     cache is keyed by them, and they are the planner's states)."""
     for k in range(q0.shape[0]):
         if t == 1.0:
-            buf.q[k] = q1[k]
+            q[k] = q1[k]
         else:
-            buf.q[k] = q0[k] + t * (q1[k] - q0[k])
+            q[k] = q0[k] + t * (q1[k] - q0[k])
 
 
 # ---------------------------------------------------------------------------------------
@@ -208,46 +229,53 @@ def _set_q(buf, q0, q1, t):
 
 
 @inline_kernel
-def _rate(robot, buf, b):
-    """Body b's local motion rate A at the posed configuration (kernels/motion_bounds.py)."""
-    return rate(
+def _terms(robot, buf):
+    """What `_rate` reads: the robot's local-bound terms and the posed links."""
+    return (
         robot.term_start, robot.term, robot.term_w, robot.sphere_c, robot.sphere_r,
-        robot.model.axis, buf.link_poses, buf.dqa, b,
+        robot.model.axis, buf.link_poses, buf.dqa,
     )  # fmt: skip
 
 
 @inline_kernel
-def _bound_body(hm, hw, sc, buf, b, t, lo, hi, slot, pad, eta, use_cache, front, A):
+def _rate(tm, b):
+    """Body b's local motion rate A at the posed configuration (kernels/motion_bounds.py);
+    tm: `_terms`."""
+    return rate(tm[0], tm[1], tm[2], tm[3], tm[4], tm[5], tm[6], tm[7], b)
+
+
+@inline_kernel
+def _bound_body(hm, hw, counts, mu, growth, ec, b, t, lo, hi, slot, pad, eta, use_cache, front, A):
     """(d, exact, queried): body b's distance bound at the posed t, capped at what covers
-    its interval [lo, hi] around t (A: its local rate there); through the endpoint cache
-    when slot >= 0."""
+    its interval [lo, hi] around t (A: its local rate there; mu, growth: the edge's motion
+    bounds); through the endpoint cache (`_ec`) when slot >= 0."""
     h = max(t - lo, hi - t)
-    move = reach(buf.mu[b], A, buf.growth[b], h)
+    move = reach(mu[b], A, growth[b], h)
     need = pad + eta + move
-    if slot >= 0 and (buf.ec_exact[slot, b] == 1 or buf.ec_d[slot, b] >= need):
-        sc.counts[ENDPOINT_HITS] += 1
-        return buf.ec_d[slot, b], buf.ec_exact[slot, b], 0
+    if slot >= 0 and (ec[3][slot, b] == 1 or ec[2][slot, b] >= need):
+        counts[ENDPOINT_HITS] += 1
+        return ec[2][slot, b], ec[3][slot, b], 0
     delta = min(move, front) if use_cache else 0.0
     d, exact, _ = body_distance(hm, hw, b, need, pad + eta, delta)
     if slot >= 0:
-        buf.ec_d[slot, b] = d
-        buf.ec_exact[slot, b] = exact
+        ec[2][slot, b] = d
+        ec[3][slot, b] = exact
     return d, exact, 1
 
 
 @inline_kernel
-def _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, endpoints, capsules):
+def _pose_at(hm, hw, q, ec, q0, q1, t, use_cache, nb, endpoints, capsules):
     """Pose the configuration at t (pieces, and with `capsules` the bounding capsules'
     poses, which only distances use); returns its endpoint-cache slot (-1 when t is not an
     end of the edge, `endpoints` says it may be, or caching is off) and whether the cache
-    held it."""
-    _set_q(buf, q0, q1, t)
-    pose(hm, hw, buf.q, capsules)
+    held it. q: the buffers' q (set here); ec: `_ec`."""
+    _set_q(q, q0, q1, t)
+    pose(hm, hw, q, capsules)
     if not (use_cache and endpoints and (t == 0.0 or t == 1.0)):
         return -1, False
-    slot, hit = _cache_slot(buf, buf.q)
+    slot, hit = _cache_slot(ec, q)
     if not hit:
-        _cache_claim(buf, slot, buf.q, nb)
+        _cache_claim(ec, slot, q, nb)
     return slot, hit
 
 
@@ -296,10 +324,10 @@ def _edge_start(hm, hw, q0, q1):
     (code + 2 * dof + 2). Counts the edge and starts its clock (`_finish` reads it)."""
     robot, sc, _ = unpack(hm, hw)
     sc.counts[EDGE_T0] = monotonic_ns()
-    c = q_code(robot, q0)
+    c = q_code(robot.limited, robot.model.lower, robot.model.upper, q0)
     if c != FREE:
         return c
-    c = q_code(robot, q1)
+    c = q_code(robot.limited, robot.model.lower, robot.model.upper, q1)
     if c != FREE:
         return c + 2 * robot.limited.shape[0] + 2
     sc.counts[EDGES] += 1
@@ -341,13 +369,14 @@ def dichotomy(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, 
         return _still(hm, hw, q1, pad, out)
     nb = robot.R.shape[0]
     self_collision = robot.pairs.shape[0] > 0
+    ec, iv, tm = _ec(buf), _iv(buf), _terms(robot, buf)
     nq = 0
     for p in range(-1, len(PROBES)):
         if p < 0 and not check_start:
             continue
         t = 0.0 if p < 0 else PROBES[p]  # a colliding start first, when it is checked
         nq += 1
-        slot, hit = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, t == 0.0 or t == 1.0, NO)
+        slot, hit = _pose_at(hm, hw, buf.q, ec, q0, q1, t, use_cache, nb, t == 0.0 or t == 1.0, NO)
         if hit or not posed_collides(hm, hw, pad + eta, self_collision, 0.0):
             continue
         if slot >= 0:  # an end state collides: the endpoint cache remembers it
@@ -372,11 +401,11 @@ def dichotomy(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, 
         elif step == 1:
             t = 0.0
         else:
-            bb, kk = _largest(buf, nb)
+            bb, kk = _largest(iv, nb)
             if bb < 0:
                 return _finish(sc, out, FREE, 1.0, math.nan, nq)
             if nq >= budget:
-                return _finish(sc, out, UNDECIDED, _free_prefix(buf, nb), math.nan, nq)
+                return _finish(sc, out, UNDECIDED, _free_prefix(iv, nb), math.nan, nq)
             # the midpoint (bisection order: an obstacle in the middle is found first); when
             # b's interval list is nearly full (a body grazing an obstacle along the motion),
             # the interval's start, whose window only shortens it
@@ -385,16 +414,16 @@ def dichotomy(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, 
             else:
                 t = buf.ilo[bb, kk]
         step += 1
-        slot, _ = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, step <= 2, YES)
+        slot, _ = _pose_at(hm, hw, buf.q, ec, q0, q1, t, use_cache, nb, step <= 2, YES)
         collided = False
         for b in range(nb):
-            k = _interval_at(buf, b, t)
+            k = _interval_at(iv, b, t)
             if k < 0:
                 continue
-            A = _rate(robot, buf, b)
+            A = _rate(tm, b)
             d, exact, queried = _bound_body(
-                hm, hw, sc, buf, b, t, buf.ilo[b, k], buf.ihi[b, k], slot, pad, eta,
-                use_cache, front, A,
+                hm, hw, sc.counts, buf.mu, buf.growth, ec, b, t, buf.ilo[b, k], buf.ihi[b, k],
+                slot, pad, eta, use_cache, front, A,
             )  # fmt: skip
             nq += queried
             buf.d[b] = d
@@ -406,11 +435,11 @@ def dichotomy(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, 
                     break  # the answer is known: the other bodies need not be evaluated
                 continue
             r = window(buf.mu[b], A, buf.growth[b], d - pad - 0.5 * eta)
-            _cut(buf, b, t - r, t + r)
+            _cut(iv, b, t - r, t + r)
         if collided and (t != 0.0 or check_start):
             if t == 0.0:
                 return _finish(sc, out, COLLISION, 0.0, 0.0, nq)
-            return _finish(sc, out, COLLISION, _free_prefix(buf, nb), t, nq)
+            return _finish(sc, out, COLLISION, _free_prefix(iv, nb), t, nq)
 
 
 @hot_kernel
@@ -426,6 +455,7 @@ def advance(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, bu
     if _motion_bounds(robot, buf, q0, q1) == 0.0:
         return _still(hm, hw, q1, pad, out)
     nb = robot.R.shape[0]
+    ec, tm = _ec(buf), _terms(robot, buf)
     frontier = buf.ilo[:, 0]  # t_b, certified [0, t_b]
     for b in range(nb):
         frontier[b] = 0.0
@@ -434,14 +464,15 @@ def advance(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, bu
     last = 0.0
     nq = 0
     while True:
-        slot, _ = _pose_at(hm, hw, buf, q0, q1, t, use_cache, nb, t == 0.0, YES)
+        slot, _ = _pose_at(hm, hw, buf.q, ec, q0, q1, t, use_cache, nb, t == 0.0, YES)
         for b in range(nb):
             if frontier[b] > t:
                 continue
-            A = _rate(robot, buf, b)
+            A = _rate(tm, b)
             d, exact, queried = _bound_body(
-                hm, hw, sc, buf, b, t, t, 1.0, slot, pad, eta, use_cache, front, A
-            )
+                hm, hw, sc.counts, buf.mu, buf.growth, ec, b, t, t, 1.0, slot, pad, eta,
+                use_cache, front, A,
+            )  # fmt: skip
             nq += queried
             if exact == 1 and d <= pad + eta:
                 if t > 0.0 or check_start:
@@ -460,11 +491,11 @@ def advance(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, bu
 
 
 @inline_kernel
-def _pop_state(buf, n, check_start, step, head, size):
+def _pop_state(Q, n, check_start, step, head, size):
     """The discrete method's next state index and queue (head, size): step 0 the end state
     (index n), step 1 the start (0, when checked), then OMPL's bisection order over 1..n-1
-    from the FIFO of index ranges in buf.queue. Returns (index or -1 when done, head, size)."""
-    Q = buf.queue
+    from the FIFO of index ranges in Q (the buffers' queue). Returns (index or -1 when done,
+    head, size)."""
     cap = Q.shape[0]
     if step == 0:
         if n >= 2:
@@ -510,12 +541,12 @@ def discrete(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, b
     checked = 0
     found = -1
     while True:
-        j, head, size = _pop_state(buf, n, check_start, step, head, size)
+        j, head, size = _pop_state(buf.queue, n, check_start, step, head, size)
         step += 1
         if j < 0:
             break
         checked += 1
-        _set_q(buf, q0, q1, j / n)
+        _set_q(buf.q, q0, q1, j / n)
         pose(hm, hw, buf.q, NO)
         if posed_collides(hm, hw, pad, self_collision, 0.0):
             found = j
@@ -528,7 +559,7 @@ def discrete(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, b
         # the states before it, in order: the first colliding one
         for j in range(1, found + 1):
             checked += 1
-            _set_q(buf, q0, q1, j / n)
+            _set_q(buf.q, q0, q1, j / n)
             pose(hm, hw, buf.q, NO)
             if j == found or posed_collides(hm, hw, pad, self_collision, 0.0):
                 return _finish(sc, out, COLLISION, (j - 1) / n, j / n, checked)

@@ -26,7 +26,7 @@ _NEVER = 2.0  # a crossing time past the edge's end
 
 
 @inline_kernel
-def _grid(robot):
+def grid(robot):
     """The tables' arrays, as the small tuple the helpers below take: an inlined helper
     given the whole robot copies all its arrays at each call site, which LLVM then spends
     seconds of a user's first call taking apart."""
@@ -52,14 +52,15 @@ def _bound_at(g, j, s, x0, x1):
 
 
 @inline_kernel
-def table_floor(robot, j, q):
-    """A lower bound on self pair j's distance at configuration q; -inf without a table."""
-    s = robot.pt_start[j]
+def table_floor(pt_start, g, j, q):
+    """A lower bound on self pair j's distance at configuration q; -inf without a table
+    (pt_start: the robot's; g: `grid`)."""
+    s = pt_start[j]
     if s < 0:
         return -math.inf
-    k0 = robot.pt_q[j, 0]
-    k1 = robot.pt_q[j, 1]
-    return _bound_at(_grid(robot), j, s, q[k0] if k0 >= 0 else 0.0, q[k1] if k1 >= 0 else 0.0)
+    k0 = g[3][j, 0]
+    k1 = g[3][j, 1]
+    return _bound_at(g, j, s, q[k0] if k0 >= 0 else 0.0, q[k1] if k1 >= 0 else 0.0)
 
 
 @inline_kernel
@@ -83,7 +84,7 @@ def table_intervals(robot, buf, b, j, q0, q1, clear):
     s = robot.pt_start[j]
     if s < 0:
         return False
-    g = _grid(robot)
+    g = grid(robot)
     K = buf.ilo.shape[1]
     buf.icount[b] = 0
     if robot.pt_min[j] > clear:
