@@ -527,7 +527,7 @@ def main(argv=None) -> int:
         f"{len(tasks)} runs: sets {args.sets}, planners {args.planners}, validators "
         f"{args.validators}, {args.time:g} s each; workers: {args.ray or args.workers}"
     )
-    print("(each process compiles or loads the checker's kernels first: ~40-50 s when fresh)")
+    print("(each process compiles or loads the checker's kernels first: ~35-45 s when fresh)")
     t0 = time.perf_counter()
     rows = (
         _run_ray(tasks, args.ray, args.seed)

@@ -10,7 +10,7 @@ from demos import viewing
 from plugins.ompl import METHODS, PLANNERS, make_setup, validators
 
 COMPILE_NOTICE = (
-    "Compiling the checker's kernels (the first run on this machine takes about 40-50 s;\n"
+    "Compiling the checker's kernels (the first run on this machine takes about 35 s;\n"
     "numba caches them, later runs load them in about a second) ..."
 )
 
@@ -43,10 +43,11 @@ def seed_ompl(seed: int) -> None:
     ou.setLogLevel(ou.LOG_WARN)
 
 
-def warm_up(checker) -> None:
-    """Announce the compile, compile (or load the cache), and say how long it took."""
+def warm_up(checker, method: str = "dichotomy") -> None:
+    """Announce the compile, compile (or load the cache) what planning with edge `method`
+    calls, and say how long it took."""
     print(COMPILE_NOTICE, flush=True)
-    print(f"  ready in {checker.warm_up():.1f} s")
+    print(f"  ready in {checker.warm_up(methods=(method,)):.1f} s")
 
 
 class Solved(NamedTuple):

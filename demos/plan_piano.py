@@ -22,7 +22,7 @@ Why not OMPL's SE3StateSpace: OMPL interpolates its rotations by slerp, a motion
 does not certify; in these six coordinates OMPL's straight-line interpolation is exactly
 the motion each edge certificate covers (plugins/ompl/spaces.py).
 
-The first run on a machine compiles the checker's kernels (about 40-50 s, announced); numba
+The first run on a machine compiles the checker's kernels (about 35 s, announced); numba
 caches them, and later runs take a few seconds.
 """
 
@@ -145,7 +145,7 @@ def main(argv=None) -> int:
         f"piano ({robot.dof} coordinates: x y z yaw pitch roll), {len(scene)} obstacles, "
         f"doorway 1.6 m wide; edges: {args.method}"
     )
-    cli.warm_up(checker)
+    cli.warm_up(checker, args.method)
 
     r = cli.solve(robot, scene, start, goal, checker, args)
     ss, solved, dt = r.ss, r.solved, r.seconds

@@ -20,7 +20,7 @@ default roadmap.png) shows the plane seen from above:
     python demos/plan_planar.py --view                 # in the browser (--export f.glb: glTF)
 
 The picture needs matplotlib (the viz extra); without it the demo says so and only plans.
-The first run on a machine compiles the checker's kernels (about 40-50 s, announced); numba
+The first run on a machine compiles the checker's kernels (about 35 s, announced); numba
 caches them, and later runs take a few seconds.
 """
 
@@ -180,7 +180,7 @@ def main(argv=None) -> int:
         f"planar arm ({robot.dof} joints, {robot.joint_names[0]} continuous), "
         f"{len(scene)} obstacles, edges: {args.method}"
     )
-    cli.warm_up(checker)
+    cli.warm_up(checker, args.method)
 
     r = cli.solve(robot, scene, start, goal, checker, args)
     ss, solved, dt = r.ss, r.solved, r.seconds

@@ -12,7 +12,7 @@ checks the planner made and what each cost, and a dense re-check of every return
     python demos/plan_shelf.py --view                  # the path in the browser (viz extra)
     python demos/plan_shelf.py --export path.glb       # or as a glTF file
 
-The first run on a machine compiles the checker's kernels (about 40-50 s, announced); numba
+The first run on a machine compiles the checker's kernels (about 35 s, announced); numba
 caches them, and later runs start in about a second.
 """
 
@@ -112,7 +112,7 @@ def main(argv=None) -> int:
     robot, scene, start, goal = panda_shelf()
     checker = pc.CollisionChecker(robot, scene)
     print(f"Panda ({robot.dof} joints), bookshelf ({len(scene)} obstacles), edges: {args.method}")
-    cli.warm_up(checker)
+    cli.warm_up(checker, args.method)
     print(f"{args.runs} solves per planner, {args.time:g} s each")
     summaries = [
         run_planner(name, robot, scene, start, goal, checker, args) for name in args.planner

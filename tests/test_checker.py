@@ -350,6 +350,8 @@ def test_q_of_another_array_type_gets_the_same_answer_without_a_second_compile(p
 def test_bad_arguments_are_named(panda, checker):
     with pytest.raises(ValueError, match="method must be one of"):
         checker.check_edge(np.zeros(7), np.zeros(7), method="sampled")
+    with pytest.raises(ValueError, match="method must be one of"):
+        checker.warm_up(methods=("dichotomy", "sampled"))
     with pytest.raises(ValueError, match="padding must be finite and >= 0"):
         pc.CollisionChecker(panda, pc.Scene(), padding=-1.0)
     with pytest.raises(ValueError, match="eta must be finite and > 0"):

@@ -386,13 +386,18 @@ class CollisionChecker:
         path); "discrete" stops at the first colliding state it meets."""
         return self._edge(q0, q1, method, check_start, False)[0] == K.FREE
 
-    def warm_up(self, batch: bool = False) -> float:
+    def warm_up(self, batch: bool = False, methods=None) -> float:
         """Compile (or load from numba's cache) every kernel a planner calls: a state check,
-        a clearance, an edge by each method; with `batch`, `is_valid_batch` too. The first
-        run on a machine compiles for ~30 s (demos/cold_start.py); later processes load
-        them in about a second. Call it before timing or planning, or the first solve's
-        time limit goes to the compiler. Leaves the stats and caches as they were before.
-        Returns the seconds it took."""
+        a clearance, an edge by each of `methods` (default all three: name the one your
+        motion validator uses, and the first run compiles only its kernel); with `batch`,
+        `is_valid_batch` too. The first run on a machine compiles for ~30 s
+        (demos/cold_start.py); later processes load them in about a second. Call it before
+        timing or planning, or the first solve's time limit goes to the compiler. Leaves
+        the stats and caches as they were before. Returns the seconds it took."""
+        methods = tuple(METHODS) if methods is None else tuple(methods)
+        for method in methods:
+            if method not in METHODS:
+                raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
         t0 = time.perf_counter()
         lo, hi = self.robot.lower, self.robot.upper
         q0 = lo + 0.25 * (hi - lo)
@@ -402,7 +407,7 @@ class CollisionChecker:
         seconds = self._seconds
         self.is_valid(q0)
         self.clearance(q0)
-        for method in METHODS:
+        for method in methods:
             self.check_edge(q0, q1, method)
             self.edge_free(q0, q1, method)
         if batch:
