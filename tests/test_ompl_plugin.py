@@ -265,6 +265,20 @@ def test_make_setup_validates_its_arguments(shelf):
         make_setup(robot, scene, bad, goal, checker=checker)
 
 
+def test_make_setup_warms_the_checker_up_for_its_method_once(shelf):
+    """A first solve's time limit must not go to the compiler: make_setup compiles (or
+    loads) the method's kernels unless the checker was warmed up for it."""
+    robot, scene, start, goal, _ = shelf
+    checker = pc.CollisionChecker(robot, scene)
+    assert checker.warmed == frozenset()
+    make_setup(robot, scene, start, goal, method="ca", checker=checker)
+    assert checker.warmed == {"ca"}
+    checker.reset_stats()
+    make_setup(robot, scene, start, goal, method="ca", checker=checker)  # already warm
+    make_setup(robot, scene, start, goal, method="discrete", checker=checker, warm_up=False)
+    assert checker.warmed == {"ca"} and checker.stats["states"] == 0
+
+
 # ---------------------------------------------------------------------------- benchmark
 
 

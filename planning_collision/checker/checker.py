@@ -122,6 +122,7 @@ class CollisionChecker:
         self._workspaces: list[CheckWorkspace] = []
         self._lock = threading.Lock()
         self._seconds = 0.0
+        self._warmed: set = set()  # edge methods `warm_up` has run
         self._model: CheckModel | None = None
         self._rebuild(tables=False)
         extent = np.where(robot.continuous, math.pi, robot.upper - robot.lower)
@@ -410,6 +411,7 @@ class CollisionChecker:
         for method in methods:
             self.check_edge(q0, q1, method)
             self.edge_free(q0, q1, method)
+        self._warmed.update(methods)
         if batch:
             self.is_valid_batch(np.stack([q0, q1]))
         self.forget()
@@ -418,6 +420,11 @@ class CollisionChecker:
                 w.counts[:] = saved[i] if i < len(saved) else 0
         self._seconds = seconds
         return time.perf_counter() - t0
+
+    @property
+    def warmed(self) -> frozenset:
+        """The edge methods `warm_up` has compiled (or loaded) kernels for."""
+        return frozenset(self._warmed)
 
     # ---------------------------------------------------------------- stats
     @property

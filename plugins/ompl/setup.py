@@ -15,7 +15,7 @@ from ompl import geometric as og
 from planning_collision import CollisionChecker
 
 from .spaces import StateCodec, make_state_space
-from .validators import CollisionMotionValidator, CollisionValidityChecker
+from .validators import METHODS, CollisionMotionValidator, CollisionValidityChecker
 
 __all__ = ["PLANNERS", "make_planner", "make_setup", "set_goals", "solution_path", "validators"]
 
@@ -115,6 +115,7 @@ def make_setup(
     padding: float = 0.0,
     checker: CollisionChecker | None = None,
     goal_threshold: float = 1e-6,
+    warm_up: bool = True,
 ) -> og.SimpleSetup:
     """An `og.SimpleSetup` for `robot` among `scene`'s obstacles: the robot's state space
     (`make_state_space`), the plugin's state and motion validators over one
@@ -123,10 +124,17 @@ def make_setup(
     goal configuration(s) when given (`set_goals`).
 
     The validators are reachable again through `validators(ss)`; `solution_path(ss)` reads
-    the path as numpy."""
+    the path as numpy. With `warm_up`, the checker's kernels for `method` are compiled (or
+    loaded from numba's cache) here, unless `checker.warm_up` has done it: otherwise the
+    first solve's time limit would go to the compiler (~35 s on a machine's first run,
+    about a second later)."""
     checker = checker or CollisionChecker(robot, scene, padding=padding)
     if checker.robot is not robot:
         raise ValueError("checker was built for another robot")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if warm_up and method not in checker.warmed:
+        checker.warm_up(methods=(method,))
     space = make_state_space(robot)
     ss = og.SimpleSetup(space)
     si = ss.getSpaceInformation()
