@@ -153,8 +153,6 @@ class CheckWorkspace:
             np.zeros((n_pieces, 4, 4)),
             np.zeros((n_pieces, 3)),
             np.zeros((n_pieces, 3)),
-            np.zeros((n_pieces, 3)),
-            np.zeros((n_pieces, 3)),
             np.zeros((n_pieces, 4, 4)),
             np.zeros(dof),
             np.zeros(nb),

@@ -48,8 +48,6 @@ CheckBuffers = namedtuple(
         "piece_poses",  # (n_pieces, 4, 4)
         "plo",  # (n_pieces, 3) conservative world boxes of the pieces
         "phi",
-        "cap_w0",  # (n_pieces, 3) the bounding capsules' segment ends, world frame
-        "cap_w1",
         "cap_poses",  # (n_pieces, 4, 4) the bounding capsules' world poses (edge checks)
         "q",  # (dof,) the configuration being checked
         "d",  # (n_bodies,) distance lower bounds at the last evaluation
@@ -82,6 +80,6 @@ register(
 )
 register(
     CheckBuffers,
-    [F3, F3, F2, F2, F2, F2, F3, F1, F1, I1, I1, F1, F2, F2, I1]
+    [F3, F3, F2, F2, F3, F1, F1, I1, I1, F1, F2, F2, I1]
     + [F2, F2, I1, I2, I2, L1, F2, F2, I2, I2, F1, F1],
 )

@@ -126,10 +126,11 @@ def q_code(limited, lo, hi, q):
 
 
 @inline_kernel
-def pose_pieces(P, plo, phi, cap_w0, cap_w1, aabb, brad, cap_p0, cap_p1):
+def pose_pieces(P, plo, phi, aabb, brad):
     """After FK and the pieces' poses P: a conservative world box of each piece (plo, phi:
     its local box rotated, cut down to the box of its bounding ball; both contain the
-    piece), and the world ends of each piece's bounding capsule (cap_w0, cap_w1)."""
+    piece). The bounding capsules' world ends are computed where a self pair needs them
+    (`_capsule_gap`: for about one piece pair in two states, not 17 pieces each state)."""
     for p in range(P.shape[0]):
         c0 = 0.5 * (aabb[p, 0] + aabb[p, 3])
         c1 = 0.5 * (aabb[p, 1] + aabb[p, 4])
@@ -138,8 +139,6 @@ def pose_pieces(P, plo, phi, cap_w0, cap_w1, aabb, brad, cap_p0, cap_p1):
         h1 = 0.5 * (aabb[p, 4] - aabb[p, 1])
         h2 = 0.5 * (aabb[p, 5] - aabb[p, 2])
         r = brad[p]
-        a = cap_p0[p]
-        b = cap_p1[p]
         for k in range(3):
             R0 = P[p, k, 0]
             R1 = P[p, k, 1]
@@ -148,8 +147,6 @@ def pose_pieces(P, plo, phi, cap_w0, cap_w1, aabb, brad, cap_p0, cap_p1):
             wh = abs(R0) * h0 + abs(R1) * h1 + abs(R2) * h2
             plo[p, k] = max(wc - wh, P[p, k, 3] - r)
             phi[p, k] = min(wc + wh, P[p, k, 3] + r)
-            cap_w0[p, k] = R0 * a[0] + R1 * a[1] + R2 * a[2] + P[p, k, 3]
-            cap_w1[p, k] = R0 * b[0] + R1 * b[1] + R2 * b[2] + P[p, k, 3]
 
 
 @inline_kernel
@@ -183,26 +180,32 @@ def pose(hm, hw, q, capsules):
     P = buf.piece_poses
     piece_poses(buf.link_poses, robot.piece_link, robot.piece_pose, P)
     tab = robot.tab
-    pose_pieces(
-        P, buf.plo, buf.phi, buf.cap_w0, buf.cap_w1, tab.aabb, tab.brad, robot.cap_p0, robot.cap_p1
-    )
+    pose_pieces(P, buf.plo, buf.phi, tab.aabb, tab.brad)
     sc.counts[STATES] += 1
     if capsules:
         pose_capsules(P, robot.cap_pose, buf.cap_poses)
 
 
-@hot_kernel
-def _capsule_gap(cap_w0, cap_w1, params, ia, ib):
-    """Distance between the bounding capsules of pieces ia and ib (segment ends posed in
-    cap_w0, cap_w1; radii params[:, 0]): a lower bound on the pieces' distance (<= 0 when
-    the capsules overlap)."""
-    a0 = cap_w0[ia]
-    a1 = cap_w1[ia]
-    b0 = cap_w0[ib]
-    b1 = cap_w1[ib]
-    s, t = segment_segment_closest(
-        (a0[0], a0[1], a0[2]), (a1[0], a1[1], a1[2]), (b0[0], b0[1], b0[2]), (b1[0], b1[1], b1[2])
+@inline_kernel
+def _world(P, i, x):
+    """Point x (3,) of piece i's frame in the world (piece poses P)."""
+    return (
+        P[i, 0, 0] * x[0] + P[i, 0, 1] * x[1] + P[i, 0, 2] * x[2] + P[i, 0, 3],
+        P[i, 1, 0] * x[0] + P[i, 1, 1] * x[1] + P[i, 1, 2] * x[2] + P[i, 1, 3],
+        P[i, 2, 0] * x[0] + P[i, 2, 1] * x[1] + P[i, 2, 2] * x[2] + P[i, 2, 3],
     )
+
+
+@hot_kernel
+def _capsule_gap(P, cap_p0, cap_p1, params, ia, ib):
+    """Distance between the bounding capsules of pieces ia and ib (segment ends cap_p0,
+    cap_p1 in the pieces' frames, posed by P; radii params[:, 0]): a lower bound on the
+    pieces' distance (<= 0 when the capsules overlap)."""
+    a0 = _world(P, ia, cap_p0[ia])
+    a1 = _world(P, ia, cap_p1[ia])
+    b0 = _world(P, ib, cap_p0[ib])
+    b1 = _world(P, ib, cap_p1[ib])
+    s, t = segment_segment_closest(a0, a1, b0, b1)
     dx = a0[0] + s * (a1[0] - a0[0]) - b0[0] - t * (b1[0] - b0[0])
     dy = a0[1] + s * (a1[1] - a0[1]) - b0[1] - t * (b1[1] - b0[1])
     dz = a0[2] + s * (a1[2] - a0[2]) - b0[2] - t * (b1[2] - b0[2])
@@ -381,11 +384,11 @@ def _scene_hit(hm, hw, fr, hit_flags, n_pieces, margin, delta):
 
 @inline_kernel
 def _sp(robot, buf):
-    """What the self-pair checks read: (piece_poses, brad, pairs, link_start, cap_w0,
-    cap_w1, the capsules' params)."""
+    """What the self-pair checks read: (piece_poses, brad, pairs, link_start, cap_p0,
+    cap_p1, the capsules' params)."""
     return (
-        buf.piece_poses, robot.tab.brad, robot.pairs, robot.link_start, buf.cap_w0,
-        buf.cap_w1, robot.caps.params,
+        buf.piece_poses, robot.tab.brad, robot.pairs, robot.link_start, robot.cap_p0,
+        robot.cap_p1, robot.caps.params,
     )  # fmt: skip
 
 
@@ -394,7 +397,7 @@ def _self_hit(hm, hw, sp, tables, q, counts, margin):
     """posed_collides' self part: each checked pair by its clearance table (tables: the
     robot's pt_start and `grid`; q: the posed configuration), then its pieces by bounding
     balls, capsules, outer hulls, then the pieces themselves. sp: `_sp`."""
-    P, brad, pairs, link_start, cap_w0, cap_w1, cap_params = sp
+    P, brad, pairs, link_start, cap_p0, cap_p1, cap_params = sp
     for j in range(pairs.shape[0]):
         if table_floor(tables[0], tables[1], j, q) > margin:
             continue
@@ -408,7 +411,7 @@ def _self_hit(hm, hw, sp, tables, q, counts, margin):
                 rr = brad[ia] + brad[ib] + margin
                 if dx * dx + dy * dy + dz * dz > rr * rr:
                     continue
-                if _capsule_gap(cap_w0, cap_w1, cap_params, ia, ib) > margin:
+                if _capsule_gap(P, cap_p0, cap_p1, cap_params, ia, ib) > margin:
                     continue
                 counts[SELF_TESTS] += 1
                 if self_test(hm, hw, AS_OUTER, ia, ib, margin, YES) == 0:
@@ -488,7 +491,7 @@ def pair_distance_bound(hm, hw, sp, tmp, counts, j, need, floor):
     capsules first (a capsule distance past `_enough` is taken as the bound), then the outer
     hulls, the pieces only where those come within floor. sp: `_sp`; tmp, counts: the
     scratch's."""
-    P, brad, pairs, link_start, cap_w0, cap_w1, cap_params = sp
+    P, brad, pairs, link_start, cap_p0, cap_p1, cap_params = sp
     a = pairs[j, 0]
     b = pairs[j, 1]
     best = need
@@ -502,7 +505,7 @@ def pair_distance_bound(hm, hw, sp, tmp, counts, j, need, floor):
             rr = brad[ia] + brad[ib] + best
             if dx * dx + dy * dy + dz * dz > rr * rr:
                 continue
-            g = _capsule_gap(cap_w0, cap_w1, cap_params, ia, ib)
+            g = _capsule_gap(P, cap_p0, cap_p1, cap_params, ia, ib)
             if g > best:
                 continue
             if g > enough:
