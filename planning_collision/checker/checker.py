@@ -47,8 +47,7 @@ from .model import QUEUE, CheckModel, CheckWorkspace, build_model
 
 _F64 = np.dtype(np.float64)
 _state_check = K.state_check
-_SEALED_STATE = [False]  # `CollisionChecker._state_check`
-_SEALED_EDGES: set = set()  # the edge methods whose kernels are sealed (`_edge_checked`)
+_SEALED: set = set()  # the kernels `_seal` has sealed in this process
 _ENTRY = E.ENTRY_POINTS
 FREE, BAD_Q = K.FREE, K.BAD_Q
 
@@ -70,6 +69,16 @@ _COUNTERS = {
     "front_builds": K.FRONT_BUILDS,
     "endpoint_hits": K.ENDPOINT_HITS,
 }
+
+
+def _seal(kernel) -> None:
+    """After a call with checked arguments: numba compiles `kernel` for no other argument
+    types from now on and raises TypeError instead (another type of q would compile the
+    whole check again, ~30 s), so the hot paths may pass their arguments as they come and
+    check them only then (`CollisionChecker._state_check`, `_edge_checked`)."""
+    if kernel not in _SEALED:
+        kernel.disable_compile()
+        _SEALED.add(kernel)
 
 
 class CollisionChecker:
@@ -208,7 +217,7 @@ class CollisionChecker:
             ws = self._local.ws
         except AttributeError:
             ws = self._workspace()
-        if _SEALED_STATE[0]:
+        if _state_check in _SEALED:
             try:
                 code = _state_check(m.table, ws.table, q, self.padding, self.self_collision, True)
             except TypeError:  # not a writeable float64 C array: the checked path below
@@ -220,15 +229,12 @@ class CollisionChecker:
         return code == FREE
 
     def _state_check(self, m, ws, q) -> int:
-        """`state_check` of q after `_q` has checked and converted it. Its first call in
-        the process seals the kernel: numba compiles it for no other argument types and
-        raises TypeError instead (the kernel for another type of q would be compiled
-        again, ~30 s), so `is_valid` can pass q as it comes and come here only then."""
+        """`state_check` of q after `_q` has checked and converted it; then the kernel is
+        sealed (`_seal`): `is_valid` passes q as it comes and comes here only on a
+        TypeError."""
         q = self._q(q)
         code = _state_check(m.table, ws.table, q, self.padding, self.self_collision, True)
-        if not _SEALED_STATE[0]:
-            _state_check.disable_compile()
-            _SEALED_STATE[0] = True
+        _seal(_state_check)
         return code
 
     def is_valid_batch(self, Q) -> npt.NDArray[np.bool_]:
@@ -324,9 +330,10 @@ class CollisionChecker:
             ws = self._local.ws
         except AttributeError:
             ws = self._workspace()
-        if code_m in _SEALED_EDGES:
+        kernel = _ENTRY.get(code_m)
+        if kernel in _SEALED:
             try:
-                code = _ENTRY[code_m](
+                code = kernel(
                     m.table, ws.table, q0, q1, self.padding, self.eta, 1, check_start,
                     self.cache, self._front, QUERY_BUDGET, first, ws.out,
                 )  # fmt: skip
@@ -343,7 +350,7 @@ class CollisionChecker:
 
     def _edge_checked(self, m, ws, method, q0, q1, check_start, first) -> int:
         """`_edge` with q0, q1 checked and converted (`_q`) and the method named; the first
-        call of a certified method's kernel seals it (see `_state_check`). The discrete
+        call of a certified method's kernel seals it (`_seal`). The discrete
         method always comes here: its number of states depends on q1 - q0."""
         code_m = METHODS.get(method)
         if code_m is None:
@@ -360,9 +367,8 @@ class CollisionChecker:
             m.table, ws.table, q0, q1, self.padding, self.eta, n_steps, bool(check_start),
             self.cache, self._front, QUERY_BUDGET, bool(first), ws.out,
         )  # fmt: skip
-        if code_m != E.DISCRETE and code_m not in _SEALED_EDGES:
-            kernel.disable_compile()
-            _SEALED_EDGES.add(code_m)
+        if code_m != E.DISCRETE:
+            _seal(kernel)
         return code
 
     def check_edge(self, q0, q1, method: str = "dichotomy", check_start: bool = True) -> EdgeResult:

@@ -15,7 +15,7 @@ from ompl import geometric as og
 from planning_collision import CollisionChecker
 
 from .spaces import StateCodec, make_state_space
-from .validators import METHODS, CollisionMotionValidator, CollisionValidityChecker
+from .validators import CollisionMotionValidator, CollisionValidityChecker
 
 __all__ = ["PLANNERS", "make_planner", "make_setup", "set_goals", "solution_path", "validators"]
 
@@ -131,8 +131,6 @@ def make_setup(
     checker = checker or CollisionChecker(robot, scene, padding=padding)
     if checker.robot is not robot:
         raise ValueError("checker was built for another robot")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if warm_up and method not in checker.warmed:
         checker.warm_up(methods=(method,))
     space = make_state_space(robot)
