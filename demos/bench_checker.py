@@ -189,7 +189,7 @@ def bench_edges(worlds, edges, n_peer: int, rng) -> dict:
 
     import planning_collision as pc
     from planning_collision.testing.fcl_robot import FclRobot
-    from plugins.ompl import StateCodec, make_state_space
+    from plugins.ompl import StateCodec, make_state_space, new_state
 
     res = {
         m: {"t": [], "nq": [], "ok": [], "valid": 0, "peer_t": []}
@@ -241,7 +241,7 @@ def bench_edges(worlds, edges, n_peer: int, rng) -> dict:
             codec = StateCodec(space, robot.continuous)
             si.setStateValidityChecker(lambda s, fr=fr, codec=codec: not fr.collides(codec.read(s)))
             si.setup()
-            s1, s2 = si.allocState(), si.allocState()
+            s1, s2 = new_state(si), new_state(si)
             for a, b in sel:
                 codec.write(a, s1)
                 codec.write(b, s2)

@@ -140,8 +140,10 @@ def _fcl_setup(robot, fcl_robot, planner: str):
 
 
 def _set_start_goal(ss, codec, p) -> None:
+    from plugins.ompl import new_state
+
     si = ss.getSpaceInformation()
-    s, g = si.allocState(), si.allocState()
+    s, g = new_state(si), new_state(si)
     codec.write(p.start, s)
     codec.write(p.goals[0], g)
     ss.setStartAndGoalStates(s, g, 1e-6)

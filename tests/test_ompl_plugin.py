@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import shutil
 import sqlite3
 import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,10 +28,13 @@ from plugins.ompl import (  # noqa: E402
     StateCodec,
     make_setup,
     make_state_space,
+    new_state,
     set_goals,
     solution_path,
     validators,
 )
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -79,15 +85,15 @@ def test_states_round_trip_through_the_codec_and_continuous_angles_wrap(rng):
     space = make_state_space(arm)
     si = ob.SpaceInformation(space)
     codec = StateCodec(space, arm.continuous)
-    s = si.allocState()
+    s = new_state(si)
     q = np.array([3.0 + 2 * math.pi, 0.4, -0.7])
     codec.write(q, s)
     assert np.allclose(codec.read(s), [3.0, 0.4, -0.7])
     # the motion 3.0 -> -3.0 goes the short way round, as OMPL's SO2 interpolation does
     q1 = codec.unwrap(np.array([3.0, 0.0, 0.0]), np.array([-3.0, 0.0, 0.0]))
     assert q1[0] == pytest.approx(2 * math.pi - 3.0)
-    mid = si.allocState()
-    a, b = si.allocState(), si.allocState()
+    mid = new_state(si)
+    a, b = new_state(si), new_state(si)
     codec.write([3.0, 0.0, 0.0], a)
     codec.write([-3.0, 0.0, 0.0], b)
     space.interpolate(a, b, 0.5, mid)
@@ -149,7 +155,7 @@ def test_an_obstacle_between_two_states_is_not_stepped_over(shelf):
     si = ss.getSpaceInformation()
     _, mv = validators(ss)
     codec = mv.codec
-    a, b = si.allocState(), si.allocState()
+    a, b = new_state(si), new_state(si)
     codec.write(q0, a)
     codec.write(q1, b)
     assert mv.checkMotion(a, b) is False
@@ -234,15 +240,89 @@ def test_an_exception_in_a_callback_is_logged_once_and_reported_invalid(shelf, p
     svc = ss.getStateValidityChecker()
     mv = si.getMotionValidator()
     assert svc.errors + mv.errors > 0
-    logged = [r for r in caplog.records if "boom" in (r.exc_text or "")]
-    assert 1 <= len(logged) <= 2  # once per validator
+    logged = [r for r in caplog.records if "RuntimeError: boom" in r.getMessage()]
+    assert 1 <= len(logged) <= 2  # once per validator, with the traceback as text
+    assert "Traceback" in logged[0].getMessage()
+    # nothing keeps the exception, whose frames hold the callback's state wrappers
+    assert all(r.exc_info is None for r in logged)
+
+
+_STALE_WRAPPERS = """
+import gc
+from ompl import base as ob, geometric as og
+from plugins.ompl import new_state
+
+kept = []
+
+
+class Keep(ob.StateValidityChecker):
+    def __init__(self, si):
+        super().__init__(si)
+
+    def isValid(self, state):
+        kept.append(state)  # what a stored exception's traceback does
+        return True
+
+
+def setup():
+    space = ob.RealVectorStateSpace(3)
+    bounds = ob.RealVectorBounds(3)
+    bounds.setLow(-1.0)
+    bounds.setHigh(1.0)
+    space.setBounds(bounds)
+    ss = og.SimpleSetup(space)
+    si = ss.getSpaceInformation()
+    ss.setStateValidityChecker(Keep(si))
+    return ss, si
+
+
+def main():
+    ss, si = setup()
+    s, g = new_state(si), new_state(si)
+    s[0], g[0] = 0.5, -0.5
+    ss.setStartAndGoalStates(s, g, 1e-9)
+    ss.setPlanner(og.RRT(si))
+    ss.solve(0.05)
+    del ss, si, s, g
+    gc.collect()  # OMPL frees its states; the wrappers in `kept` stay
+    old = {id(w) for w in kept}
+    ss, si = setup()
+    states = [new_state(si) for _ in range(20000)]
+    for k, st in enumerate(states):
+        st[0], st[1], st[2] = float(k), 0.5, -0.5
+    churn = [new_state(si) for _ in range(20000)]  # reuses any freed memory
+    for st in churn:
+        st[0], st[1], st[2] = -9.0, -9.0, -9.0
+    bad = sum((st[0], st[1], st[2]) != (float(k), 0.5, -0.5) for k, st in enumerate(states))
+    print(sum(id(st) in old for st in states), bad)
+
+
+main()
+"""
+
+
+def test_new_state_survives_state_wrappers_kept_after_their_callbacks(tmp_path):
+    """A state wrapper kept after its callback, once OMPL frees the state, makes the
+    binding's si.allocState() return that wrapper with the new state already freed
+    (a segfault here with si.allocState); new_state allocates it alive instead. Run in a
+    child process with glibc's MALLOC_PERTURB_, so freed memory is scribbled over."""
+    script = tmp_path / "stale.py"
+    script.write_text(_STALE_WRAPPERS)
+    env = {**os.environ, "MALLOC_PERTURB_": "165", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    stale, bad = map(int, out.stdout.split()[-2:])
+    assert stale > 0, "no stale wrapper was met: the test did not exercise new_state"
+    assert bad == 0
 
 
 def test_bad_states_are_invalid_not_raised(shelf):
     robot, scene, start, goal, checker = shelf
     ss = make_setup(robot, scene, checker=checker)
     svc, _ = validators(ss)
-    s = ss.getSpaceInformation().allocState()
+    s = new_state(ss.getSpaceInformation())
     q = start.copy()
     q[2] = np.nan
     svc.codec.write(q, s)

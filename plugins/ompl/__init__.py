@@ -6,7 +6,8 @@
         Q = solution_path(ss)
 
 - `make_state_space(robot)`: joint limits as bounds, SO2 for continuous joints, a floating
-  base in its six coordinates (spaces.py says why not SE3); `StateCodec`: states <-> numpy.
+  base in its six coordinates (spaces.py says why not SE3); `StateCodec`: states <-> numpy;
+  `new_state(si)`: a state to fill, safe where the binding's `si.allocState()` is not.
 - `CollisionValidityChecker`, `CollisionMotionValidator`: the validators (certified edges
   with method "dichotomy" or "ca"); exceptions in callbacks are logged once and reported
   invalid, never raised into OMPL.
@@ -17,7 +18,7 @@ docs/ompl.md has the details: which planners lose what to the binding's missing
 """
 
 from .setup import PLANNERS, make_planner, make_setup, set_goals, solution_path, validators
-from .spaces import StateCodec, make_state_space
+from .spaces import StateCodec, make_state_space, new_state
 from .validators import METHODS, CollisionMotionValidator, CollisionValidityChecker
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "make_planner",
     "make_setup",
     "make_state_space",
+    "new_state",
     "set_goals",
     "solution_path",
     "validators",

@@ -14,7 +14,7 @@ from ompl import geometric as og
 
 from planning_collision import CollisionChecker
 
-from .spaces import StateCodec, make_state_space
+from .spaces import StateCodec, make_state_space, new_state
 from .validators import CollisionMotionValidator, CollisionValidityChecker
 
 __all__ = ["PLANNERS", "make_planner", "make_setup", "set_goals", "solution_path", "validators"]
@@ -72,7 +72,7 @@ def validators(ss) -> tuple[CollisionValidityChecker, CollisionMotionValidator]:
 
 def _state(si, codec: StateCodec, q, name: str, robot):
     q = robot.validate_q(q, name, check_limits=True)
-    s = si.allocState()
+    s = new_state(si)
     codec.write(q, s)
     return s
 

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import ctypes
 import math
+import sys
 import threading
 
 import numpy as np
 from ompl import base as ob
 
-__all__ = ["StateCodec", "make_state_space"]
+__all__ = ["StateCodec", "make_state_space", "new_state"]
 
 _capsule_new = ctypes.pythonapi.PyCapsule_New
 _capsule_new.restype = ctypes.py_object
@@ -85,6 +86,25 @@ def make_state_space(robot) -> ob.StateSpace:
         space.addSubspace(ob.SO2StateSpace() if cont else _real_vector(lower[a:b], upper[a:b]), 1.0)
     space.lock()
     return space
+
+
+def new_state(si) -> ob.State:
+    """A new state of si's space, for the caller to fill (starts, goals, states to test).
+
+    Use it instead of `si.allocState()`, which the `ompl` 2.0 binding makes unsafe: it
+    returns the state in a `shared_ptr`, and when a Python wrapper of an earlier state at
+    the same address is still alive (a state passed to a callback and kept after it, e.g.
+    by a stored exception's traceback, after OMPL freed that state), nanobind hands back
+    that old wrapper and drops the `shared_ptr`, freeing the new state at once: writing to
+    it corrupts the heap (measured: a segfault, tests/test_ompl_plugin.py). Such a stale
+    wrapper is seen by its reference count, and then the state is allocated through the
+    space instead, whose raw-pointer binding leaves it alive (at the cost of its few bytes
+    never being freed)."""
+    s = si.allocState()
+    if sys.getrefcount(s) <= 2:  # s and getrefcount's argument: nobody else holds it
+        return s
+    del s  # a stale wrapper: its new state is already freed
+    return si.getStateSpace().allocState()
 
 
 class StateCodec:

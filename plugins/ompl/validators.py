@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
+import traceback
 
 from ompl import base as ob
 
@@ -36,7 +37,12 @@ METHODS = ("dichotomy", "ca", "discrete")
 
 
 class _OnceLog:
-    """Logs the first exception of each kind of callback, with its traceback; counts all."""
+    """Logs the first exception of each kind of callback, with its traceback; counts all.
+
+    The traceback is logged as text and the exception's frames are cleared: a log record
+    holding the exception (`exc_info`) would keep the callback's state wrappers alive after
+    OMPL frees their states, and the binding then hands such a stale wrapper back from a
+    later `si.allocState()` with its new state already freed (spaces.new_state)."""
 
     def __init__(self):
         self.errors = 0
@@ -45,11 +51,12 @@ class _OnceLog:
         self.errors += 1
         if self.errors == 1:
             log.error(
-                "%s raised %s: reported invalid (later errors are counted, not logged)",
+                "%s raised %s: reported invalid (later errors are counted, not logged)\n%s",
                 what,
                 type(exc).__name__,
-                exc_info=exc,
+                "".join(traceback.format_exception(exc)).rstrip(),
             )
+        traceback.clear_frames(exc.__traceback__)
 
 
 class CollisionValidityChecker(ob.StateValidityChecker):
