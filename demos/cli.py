@@ -10,7 +10,7 @@ from demos import viewing
 from plugins.ompl import METHODS, PLANNERS, make_setup, validators
 
 COMPILE_NOTICE = (
-    "Compiling the checker's kernels (the first run on this machine takes about 40 s;\n"
+    "Compiling the checker's kernels (the first run on this machine takes about 35 s;\n"
     "numba caches them, later runs load them in about a second) ..."
 )
 

@@ -22,7 +22,7 @@ Why not OMPL's SE3StateSpace: OMPL interpolates its rotations by slerp, a motion
 does not certify; in these six coordinates OMPL's straight-line interpolation is exactly
 the motion each edge certificate covers (plugins/ompl/spaces.py).
 
-The first run on a machine compiles the checker's kernels (about 40 s, announced); numba
+The first run on a machine compiles the checker's kernels (about 35 s, announced); numba
 caches them, and later runs take a few seconds.
 """
 

@@ -20,7 +20,7 @@ default roadmap.png) shows the plane seen from above:
     python demos/plan_planar.py --view                 # in the browser (--export f.glb: glTF)
 
 The picture needs matplotlib (the viz extra); without it the demo says so and only plans.
-The first run on a machine compiles the checker's kernels (about 40 s, announced); numba
+The first run on a machine compiles the checker's kernels (about 35 s, announced); numba
 caches them, and later runs take a few seconds.
 """
 

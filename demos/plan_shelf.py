@@ -12,7 +12,7 @@ checks the planner made and what each cost, and a dense re-check of every return
     python demos/plan_shelf.py --view                  # the path in the browser (viz extra)
     python demos/plan_shelf.py --export path.glb       # or as a glTF file
 
-The first run on a machine compiles the checker's kernels (about 40 s, announced); numba
+The first run on a machine compiles the checker's kernels (about 35 s, announced); numba
 caches them, and later runs start in about a second.
 """
 

@@ -126,7 +126,7 @@ def make_setup(
     The validators are reachable again through `validators(ss)`; `solution_path(ss)` reads
     the path as numpy. With `warm_up`, the checker's kernels for `method` are compiled (or
     loaded from numba's cache) here, unless `checker.warm_up` has done it: otherwise the
-    first solve's time limit would go to the compiler (~40 s on a machine's first run,
+    first solve's time limit would go to the compiler (~35 s on a machine's first run,
     about a second later)."""
     checker = checker or CollisionChecker(robot, scene, padding=padding)
     if checker.robot is not robot:
