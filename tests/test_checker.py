@@ -123,6 +123,17 @@ def test_clearance_and_link_distances_agree_with_the_pair_queries(panda, checker
         assert np.all((far["scene"] == np.inf) | (far["scene"] <= 0.05))
 
 
+def test_link_distances_in_an_empty_scene_report_no_obstacle(panda, checker, rng):
+    """Self-collision only: no link has a nearest obstacle (an IndexError once)."""
+    alone = pc.CollisionChecker(panda, pc.Scene())
+    Q = panda.random_configurations(20, rng)
+    q = Q[alone.is_valid_batch(Q)][0]
+    ld = alone.link_distances(q)
+    assert np.all(ld["object"] == -1) and np.all(ld["scene"] == np.inf)
+    assert np.all(np.isfinite(ld["self"][ld["partner"] != ""]))
+    assert alone.clearance(q) == pytest.approx(np.min(ld["distance"]))
+
+
 # ---- edges: certified means certified -------------------------------------------------
 
 

@@ -300,7 +300,9 @@ class CollisionChecker:
         far = rows[:, 1] == 0
         d = np.where(far, np.inf, rows[:, 0])
         slots = rows[:nl, 2].astype(np.int64)
-        ids = np.where(slots >= 0, self.scene.slot_ids[np.maximum(slots, 0)], -1)
+        ids = np.full(nl, -1, np.int64)
+        near = slots >= 0  # (an empty scene has no slot ids to index)
+        ids[near] = self.scene.slot_ids[slots[near]]
         self_d = np.full(nl, np.inf)
         partner = np.array([""] * nl, dtype=object)
         link_of = {n: k for k, n in enumerate(names)}
