@@ -249,51 +249,65 @@ def test_an_exception_in_a_callback_is_logged_once_and_reported_invalid(shelf, p
 
 _STALE_WRAPPERS = """
 import gc
-from ompl import base as ob, geometric as og
-from plugins.ompl import new_state
+import sys
 
+import numpy as np
+from ompl import base as ob, geometric as og
+
+import robots
+from plugins.ompl import StateCodec, make_state_space, new_state
+
+ROBOT = robots.load(sys.argv[1])  # panda: one real vector; planar_arm: SO2 + real vector
 kept = []
 
 
 class Keep(ob.StateValidityChecker):
-    def __init__(self, si):
+    def __init__(self, si, codec):
         super().__init__(si)
+        self.codec = codec
 
     def isValid(self, state):
         kept.append(state)  # what a stored exception's traceback does
-        return True
+        return bool(self.codec.read(state)[1] < 0.5)  # the goal is out of reach
 
 
 def setup():
-    space = ob.RealVectorStateSpace(3)
-    bounds = ob.RealVectorBounds(3)
-    bounds.setLow(-1.0)
-    bounds.setHigh(1.0)
-    space.setBounds(bounds)
+    space = make_state_space(ROBOT)
+    codec = StateCodec(space, ROBOT.continuous)
     ss = og.SimpleSetup(space)
     si = ss.getSpaceInformation()
-    ss.setStateValidityChecker(Keep(si))
-    return ss, si
+    ss.setStateValidityChecker(Keep(si, codec))
+    return ss, si, codec
+
+
+def q_of(k):
+    q = 0.5 * (ROBOT.lower + ROBOT.upper)
+    q[0] = ROBOT.lower[0] + (ROBOT.upper[0] - ROBOT.lower[0]) * k / 40000.0
+    q[1] = min(0.4, ROBOT.upper[1])
+    return q
 
 
 def main():
-    ss, si = setup()
+    ss, si, codec = setup()
     s, g = new_state(si), new_state(si)
-    s[0], g[0] = 0.5, -0.5
+    codec.write(q_of(1), s)
+    goal = q_of(2)
+    goal[1] = min(0.9, ROBOT.upper[1])
+    codec.write(goal, g)
     ss.setStartAndGoalStates(s, g, 1e-9)
     ss.setPlanner(og.RRT(si))
     ss.solve(0.05)
     del ss, si, s, g
     gc.collect()  # OMPL frees its states; the wrappers in `kept` stay
     old = {id(w) for w in kept}
-    ss, si = setup()
+    ss, si, codec = setup()
     states = [new_state(si) for _ in range(20000)]
     for k, st in enumerate(states):
-        st[0], st[1], st[2] = float(k), 0.5, -0.5
+        codec.write(q_of(k), st)
     churn = [new_state(si) for _ in range(20000)]  # reuses any freed memory
     for st in churn:
-        st[0], st[1], st[2] = -9.0, -9.0, -9.0
-    bad = sum((st[0], st[1], st[2]) != (float(k), 0.5, -0.5) for k, st in enumerate(states))
+        codec.write(ROBOT.lower, st)
+    bad = sum(not np.allclose(codec.read(st), q_of(k)) for k, st in enumerate(states))
     print(sum(id(st) in old for st in states), bad)
 
 
@@ -302,16 +316,18 @@ main()
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="MALLOC_PERTURB_ is glibc's")
-def test_new_state_survives_state_wrappers_kept_after_their_callbacks(tmp_path):
+@pytest.mark.parametrize("robot", ["panda", "planar_arm"])
+def test_new_state_survives_state_wrappers_kept_after_their_callbacks(tmp_path, robot):
     """A state wrapper kept after its callback, once OMPL frees the state, makes the
     binding's si.allocState() return that wrapper with the new state already freed
-    (a segfault here with si.allocState); new_state allocates it alive instead. Run in a
-    child process with glibc's MALLOC_PERTURB_, so freed memory is scribbled over."""
+    (a segfault here with si.allocState); new_state allocates it alive instead, for a
+    real-vector space and a compound one. Run in a child process with glibc's
+    MALLOC_PERTURB_, so freed memory is scribbled over."""
     script = tmp_path / "stale.py"
     script.write_text(_STALE_WRAPPERS)
     env = {**os.environ, "MALLOC_PERTURB_": "165", "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, str(script), robot], capture_output=True, text=True, env=env, timeout=120
     )
     assert out.returncode == 0, out.stderr[-2000:]
     stale, bad = map(int, out.stdout.split()[-2:])
