@@ -226,3 +226,75 @@ def test_a_joint_held_by_its_limits_is_no_table_axis():
     Q = robot.random_configurations(2000, np.random.default_rng(4))
     plain = pc.CollisionChecker(robot, pc.Scene(), self_tables=False)
     np.testing.assert_array_equal(checker.is_valid_batch(Q), plain.is_valid_batch(Q))
+
+
+@pytest.mark.parametrize("name", ["panda", "ur5"])
+def test_each_outer_hull_is_a_subset_of_its_pieces_points_swept_farther(name, panda):
+    """What the self pairs' boolean test relies on (kernels/checker.py `self_test`): an
+    outer hull's core is a subset of its piece's points and its radius is at least the
+    piece's, or it is the piece itself. So the outer cores within the pieces' radii
+    means the pieces overlap."""
+    if name == "panda":
+        robot = panda
+    else:
+        robots = pytest.importorskip("robots")
+        try:
+            robot = robots.load(name)
+        except ImportError as e:  # example-robot-data absent
+            pytest.skip(str(e))
+    r = pc.CollisionChecker(robot, pc.Scene())._current().robot
+    tab, outer = r.tab, r.outer
+    for i in range(tab.kind.shape[0]):
+        assert outer.kind[i] == tab.kind[i]
+        assert outer.params[i, 0] >= tab.params[i, 0]
+        mine = tab.verts[tab.vstart[i] : tab.vstart[i + 1]]
+        its = outer.verts[outer.vstart[i] : outer.vstart[i + 1]]
+        if len(its) == len(mine):  # the piece itself
+            np.testing.assert_array_equal(outer.params[i], tab.params[i])
+            np.testing.assert_array_equal(its, mine)
+        else:
+            assert len(its) < len(mine)
+            assert all((mine == p).all(axis=1).any() for p in its), f"piece {i}"
+
+
+def test_the_outer_test_tells_apart_overlapping_unknown_and_certain(panda, checker, rng):
+    """gjk_overlap_within on the outer hulls of self pairs, against the exact signed
+    distances of the pieces: APART only when the pieces are apart, CORES_WITHIN only when
+    they overlap, UNKNOWN only when the outer hulls overlap; all three happen."""
+    from planning_collision.kernels.pair import (
+        APART,
+        CORES_WITHIN,
+        UNKNOWN,
+        gjk_overlap_within,
+        new_workspace,
+        pair_distance,
+    )
+
+    r = checker._current().robot
+    tab, outer = r.tab, r.outer
+    ws = new_workspace()
+    out = np.zeros(10)
+    seen = {APART: 0, CORES_WITHIN: 0, UNKNOWN: 0}
+    convex = np.flatnonzero(np.diff(tab.vstart) > 0)
+    for q in panda.random_configurations(300, rng):
+        P = panda.piece_poses(q)
+        for a, b in r.pairs:
+            for ia in range(r.link_start[a], r.link_start[a + 1]):
+                for ib in range(r.link_start[b], r.link_start[b + 1]):
+                    if ia not in convex and ib not in convex:
+                        continue  # closed forms: the outer shape is the piece
+                    margin = 0.0 if seen[UNKNOWN] % 2 else 0.01
+                    inner = tab.params[ia, 0] + tab.params[ib, 0]
+                    got = gjk_overlap_within(outer, ia, P[ia], outer, ib, P[ib], margin, inner, ws)
+                    pair_distance(tab, ia, P[ia], tab, ib, P[ib], np.inf, ws, out)
+                    d_piece = out[0]
+                    pair_distance(outer, ia, P[ia], outer, ib, P[ib], np.inf, ws, out)
+                    d_outer = out[0]
+                    seen[got] += 1
+                    if got == APART:
+                        assert d_outer > margin - 1e-9 and d_piece > margin - 1e-9
+                    elif got == CORES_WITHIN:
+                        assert d_piece <= margin + 1e-9, (ia, ib, d_piece)
+                    else:
+                        assert d_outer <= margin + 1e-9, (ia, ib, d_outer)
+    assert min(seen.values()) > 0, seen

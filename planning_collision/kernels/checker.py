@@ -41,7 +41,15 @@ from .check_types import CheckBuffers, CheckRobot
 from .clock import monotonic_ns
 from .fk import fk, piece_poses
 from .handles import table_view
-from .pair import LOWER_BOUND, pair_overlap, pair_separation
+from .pair import (
+    APART,
+    CORES_WITHIN,
+    LOWER_BOUND,
+    closed_form_pair,
+    gjk_overlap_within,
+    pair_overlap,
+    pair_separation,
+)
 from .scratch import Scratch
 from .self_tables import grid, table_floor
 from .traversal import (
@@ -263,15 +271,25 @@ def query(hm, hw, mode, which, i0, i1, bound, flag):
 @hot_kernel
 def self_test(hm, hw, which, ia, ib, bound, boolean):
     """Pieces ia, ib (OUTER or PIECES) warm started from the pair's last direction: with
-    `boolean`, pair_overlap under margin `bound` (returns 1 or 0); else pair_separation
-    under `bound` into sc.tmp (returns its status)."""
+    `boolean`, whether they overlap under margin `bound`: APART or CORES_WITHIN (the
+    pieces overlap for certain), or for OUTER also UNKNOWN (the outer hulls overlap: test
+    the pieces). An outer hull's core is a subset of its piece's points, swept by more than
+    the piece's radius (or the piece itself: checker/bounds.py), so the outer hulls'
+    cores within the pieces' radii means the pieces overlap. Else pair_separation under
+    `bound` into sc.tmp (returns its status)."""
     robot, sc, buf = unpack(hm, hw)
     tab = robot.outer if which == OUTER else robot.tab
     P = buf.piece_poses
     key = -1 - 2 * ia - which
     slot = warm_start(sc.warm, sc.pair, key, ib)
     if boolean:
-        r = 1 if pair_overlap(tab, ia, P[ia], tab, ib, P[ib], bound, sc.pair) else 0
+        if which == OUTER and not closed_form_pair(tab.kind[ia], tab.kind[ib]):
+            inner = robot.tab.params[ia, 0] + robot.tab.params[ib, 0]
+            r = gjk_overlap_within(tab, ia, P[ia], tab, ib, P[ib], bound, inner, sc.pair)
+        elif pair_overlap(tab, ia, P[ia], tab, ib, P[ib], bound, sc.pair):
+            r = CORES_WITHIN  # a closed form is exact (the outer shape is the piece)
+        else:
+            r = APART
     else:
         r = pair_separation(tab, ia, P[ia], tab, ib, P[ib], bound, sc.pair, sc.tmp)
     warm_keep(sc.warm, sc.pair, slot, key, ib)
@@ -414,9 +432,12 @@ def _self_hit(hm, hw, sp, tables, q, counts, margin):
                 if _capsule_gap(P, cap_p0, cap_p1, cap_params, ia, ib) > margin:
                     continue
                 counts[SELF_TESTS] += 1
-                if self_test(hm, hw, AS_OUTER, ia, ib, margin, YES) == 0:
+                r = self_test(hm, hw, AS_OUTER, ia, ib, margin, YES)
+                if r == APART:
                     continue
-                if self_test(hm, hw, AS_PIECES, ia, ib, margin, YES) == 1:
+                if r == CORES_WITHIN:  # the pieces overlap: no GJK on them needed
+                    return True
+                if self_test(hm, hw, AS_PIECES, ia, ib, margin, YES) == CORES_WITHIN:
                     return True
     return False
 

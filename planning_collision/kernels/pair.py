@@ -243,6 +243,14 @@ def pair_separation(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
     return PENETRATING if status == _CORES_OVERLAP else status
 
 
+@inline_kernel
+def closed_form_pair(ka, kb):
+    """True when the pair of kinds ka, kb is answered by a closed form, not GJK."""
+    lo = min(ka, kb)
+    hi = max(ka, kb)
+    return hi == HALFSPACE or hi <= CAPSULE or (lo == SPHERE and hi == BOX)
+
+
 @hot_kernel
 def pair_overlap(tab_a, ia, T_a, tab_b, ib, T_b, margin, ws):
     """True iff the signed distance is <= margin (margin 0: touching counts as collision).
@@ -250,11 +258,7 @@ def pair_overlap(tab_a, ia, T_a, tab_b, ib, T_b, margin, ws):
     GJK stops at the first direction that proves either answer (KCCD's rule: stop as soon
     as the answer is known).
     """
-    ka = tab_a.kind[ia]
-    kb = tab_b.kind[ib]
-    lo = min(ka, kb)
-    hi = max(ka, kb)
-    if hi == HALFSPACE or hi <= CAPSULE or (lo == SPHERE and hi == BOX):
+    if closed_form_pair(tab_a.kind[ia], tab_b.kind[ib]):
         # closed forms are as cheap as a boolean test (and keep EPA out of this kernel)
         out = ws[_EPA_OUT : _EPA_OUT + OUT_SIZE]
         _non_gjk(tab_a, ia, T_a, tab_b, ib, T_b, out)
@@ -275,6 +279,34 @@ def pair_distance_batch(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, out):
     ws = np.zeros(WORKSPACE_SIZE)
     for k in range(ia.shape[0]):
         pair_distance(tab_a, ia[k], T_a[k], tab_b, ib[k], T_b[k], max_dist, ws, out[k])
+
+
+# gjk_overlap_within's answers
+APART = 0
+CORES_WITHIN = 1
+UNKNOWN = 2
+
+
+@hot_kernel
+def gjk_overlap_within(tab_a, ia, T_a, tab_b, ib, T_b, margin, inner, ws):
+    """`pair_overlap` of a pair GJK handles (not `closed_form_pair`), told apart three ways
+    in one GJK: APART when the signed distance is > margin; CORES_WITHIN when the two
+    cores come within inner + margin, so that any two shapes made of the same cores swept
+    by radii summing to `inner` also overlap within margin (an outer hull's core is a
+    subset of its piece's points: checker/bounds.py); else UNKNOWN (the shapes come within
+    margin, the cores not within inner + margin). The search goes on past the first proof
+    of overlap only until one of the three is known."""
+    R = tab_a.params[ia, 0] + tab_b.params[ib, 0] + margin
+    R_in = min(inner + margin, R)
+    v0x, v0y, v0z = _start_direction(T_a, T_b, ws)
+    status, n, dc = gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, R, R_in, ws)
+    if status == OVERLAP or status == WITHIN:
+        return CORES_WITHIN
+    if status == BEYOND:
+        return APART
+    if dc <= R_in:  # |v| bounds the cores' distance from above
+        return CORES_WITHIN
+    return UNKNOWN if dc <= R else APART
 
 
 @kernel
