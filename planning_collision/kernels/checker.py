@@ -265,7 +265,11 @@ def query(hm, hw, mode, which, i0, i1, bound, flag):
     hi = buf.env_hi if which == ENVELOPE else buf.phi
     seeds = buf.front[0:0] if which == ENVELOPE else buf.front
     ranges = buf.ranges[0:0] if which == ENVELOPE else buf.ranges
-    return _traverse(scene, mode, tab, poses, lo, hi, i0, i1, seeds, ranges, bound, flag, sc, False)
+    # an outer hull's hit can be certain for its piece (kernels/traversal.py, qinner)
+    inner = robot.tab.params[:, 0] if which == OUTER else robot.tab.params[0:0, 0]
+    return _traverse(
+        scene, mode, tab, poses, lo, hi, i0, i1, seeds, ranges, bound, flag, sc, inner, False
+    )
 
 
 @hot_kernel
@@ -378,9 +382,10 @@ def _clear_hits(hit):
 @inline_kernel
 def _scene_hit(hm, hw, fr, hit_flags, n_pieces, margin, delta):
     """posed_collides' scene part: outer hulls from piece i on; the first whose hull touches
-    is tested exactly, and the search resumes after it when the piece itself does not (the
-    pieces before it are clear: each lies inside its outer hull). fr: `_fr`; hit_flags:
-    the scratch's `hit`."""
+    is a collision when that hit is certain for the piece (the hulls' cores within the
+    pieces' radii: kernels/traversal.py), else the piece is tested exactly, and the search
+    resumes after it when it does not touch (the pieces before it are clear: each lies
+    inside its outer hull). fr: `_fr`; hit_flags: the scratch's `hit`."""
     set_ranges(hm, hw, fr, ROW0, n_pieces, margin, delta)
     out = fr[8]
     i = ROW0
@@ -394,7 +399,7 @@ def _scene_hit(hm, hw, fr, hit_flags, n_pieces, margin, delta):
         else:
             j = np.int64(out[0])
             _clear_hits(hit_flags)
-            hit = query(hm, hw, MODE_COLLIDE, AS_PIECES, j, j + 1, margin, YES) != 0
+            hit = out[1] != 0 or query(hm, hw, MODE_COLLIDE, AS_PIECES, j, j + 1, margin, YES) != 0
             i = j + 1
         _clear_hits(hit_flags)
     return hit

@@ -38,6 +38,7 @@ def scene_collide_batch(scene, qtab, qposes, qlo, qhi, margin, sc, seeds, out):
             margin,
             True,
             sc,
+            qtab.params[0:0, 0],
             True,
         )
         if n == OVERFLOW:
@@ -74,6 +75,7 @@ def scene_min_distance_batch(scene, qtab, qposes, qlo, qhi, max_dist, sc, seeds,
             max_dist,
             False,
             sc,
+            qtab.params[0:0, 0],
             True,
         )
         if arg == OVERFLOW:
@@ -90,5 +92,6 @@ def scene_traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, bound, fl
     """`traverse` with penetration depths: the entry point Python callers (Scene, the
     public pair queries of non-convex shapes) use."""
     return traverse(
-        scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, seeds[0:0], bound, flag, sc, True
-    )
+        scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, seeds[0:0], bound, flag, sc,
+        qtab.params[0:0, 0], True,
+    )  # fmt: skip

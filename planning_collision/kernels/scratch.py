@@ -47,7 +47,7 @@ def new_scratch(n_obj: int = 1, n_out: int = 1, warm: int = WARM_SLOTS) -> Scrat
         np.zeros(OUT_SIZE),
         np.zeros(n_obj, np.uint8),
         best,
-        np.zeros(max(int(n_out), 1), np.int32),
+        np.zeros(max(int(n_out), 2), np.int32),  # COLLIDE's first hit uses two
         np.zeros(N_COUNTS, np.int64),
         np.full((int(warm), 4), np.nan),
     )

@@ -41,9 +41,19 @@ import numpy as np
 from numba import literally, types
 from numba.extending import overload
 
-from ._jit import hot_kernel
+from ._jit import hot_kernel, inline_kernel
 from .gjk import V_IN, V_OUT, V_SET
-from .pair import pair_distance, pair_overlap, pair_separation
+from .layout import CONVEX
+from .pair import (
+    APART,
+    CORES_WITHIN,
+    UNKNOWN,
+    closed_form_pair,
+    gjk_overlap_within,
+    pair_distance,
+    pair_overlap,
+    pair_separation,
+)
 
 FlatScene = namedtuple(
     "FlatScene",
@@ -288,6 +298,20 @@ def _finish(mode, per_object, best, arg, rec, n):
     return arg
 
 
+@inline_kernel
+def _collide_test(qtab, i, T_q, tab, p, T_p, bound, qinner, ws):
+    """COLLIDE's pair test: APART, CORES_WITHIN (a hit certain for the pieces the query
+    stands for: `traverse_body`'s qinner) or UNKNOWN (a hit of the query shape only)."""
+    if qinner.shape[0] > 0 and not closed_form_pair(qtab.kind[i], tab.kind[p]):
+        inner = qinner[i] + tab.params[p, 0]
+        return gjk_overlap_within(qtab, i, T_q, tab, p, T_p, bound, inner, ws)
+    if not pair_overlap(qtab, i, T_q, tab, p, T_p, bound, ws):
+        return APART
+    if qinner.shape[0] > 0 and qtab.kind[i] != CONVEX:
+        return CORES_WITHIN  # exact, and the query is the piece itself
+    return UNKNOWN
+
+
 @hot_kernel
 def _tally(sc, nbv, npair, r):
     """Add a traversal's box tests and pair queries to ``sc.counts``; return r."""
@@ -297,7 +321,7 @@ def _tally(sc, nbv, npair, r):
 
 
 def traverse_body(
-    scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, ranges, bound, flag, sc, depth
+    scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, ranges, bound, flag, sc, qinner, depth
 ):
     """Query primitives ``i0 <= i < i1`` of the block (qtab, qposes, qlo, qhi) against the
     scene, starting from stack entries in ``seeds (k, 2)``: for query primitive i the rows
@@ -310,8 +334,14 @@ def traverse_body(
     mode COLLIDE: the objects within ``bound`` (signed distance <= bound, the margin) of
         the query; ``sc.hit (n_obj,)`` uint8, all 0 on entry, gets 1 per object hit;
         ``flag``: return at the first hit, the query primitive that hit in ``sc.out[0]``
-        (those before it hit nothing). Objects already hit are skipped. Returns the number
-        of objects hit.
+        (those before it hit nothing), and in ``sc.out[1]`` 1 when the hit is certain for
+        the shapes the query stands for (below), else 0. Objects already hit are skipped.
+        Returns the number of objects hit.
+    qinner : (n,) or empty. When the query primitives are outer hulls (a subset of a
+        piece's points swept by more than the piece's radius, or the piece itself), the
+        pieces' radii: a hit whose cores come within them and the obstacle's radius is
+        certain for the pieces (`gjk_overlap_within`), and so is an exact closed-form hit
+        of a query that is not a hull (the outer shape is the piece). Empty: no claim.
     mode DISTANCE: signed distances; ``sc.best (n_obj, 10)``, ``best[:, 0] = inf`` on
         entry. ``flag`` True: every object's distance within ``bound`` goes to its row (each
         object pruned by its own best so far); False: only the nearest, pruned by the best
@@ -387,11 +417,13 @@ def traverse_body(
                 continue
             for i in range(i0, i1):
                 npair += 1
-                if pair_overlap(qtab, i, qposes[i], tab, p, poses[p], bound, ws):
+                r = _collide_test(qtab, i, qposes[i], tab, p, poses[p], bound, qinner, ws)
+                if r != APART:
                     hit[o] = 1
                     n += 1
                     if stop_first:
                         out[0] = i
+                        out[1] = 1 if r == CORES_WITHIN else 0
                         return _tally(sc, nbv, npair, n)
                     break
             continue
@@ -543,13 +575,14 @@ def traverse_body(
                         continue
                     npair += 1
                     slot = warm_start(warm, ws, i, p)
-                    touching = pair_overlap(qtab, i, qposes[i], tab, p, poses[p], bound, ws)
+                    r = _collide_test(qtab, i, qposes[i], tab, p, poses[p], bound, qinner, ws)
                     warm_keep(warm, ws, slot, i, p)
-                    if touching:
+                    if r != APART:
                         hit[o] = 1
                         n += 1
                         if stop_first:
                             out[0] = i  # which query primitive: callers resume after it
+                            out[1] = 1 if r == CORES_WITHIN else 0
                             return _tally(sc, nbv, npair, n)
                         break  # the rest of this object is skipped
                     continue
