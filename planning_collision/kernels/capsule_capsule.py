@@ -9,7 +9,7 @@ perpendicular to both segments, or to the one with length).
 
 import math
 
-from ._jit import hot_kernel
+from ._jit import hot_kernel, inline_kernel
 
 _EPS = 1e-300
 
@@ -150,3 +150,29 @@ def _contact_normal(ua, ha, ub, hb, ca, cb):
     if dl > 1e-12:
         return dx / dl, dy / dl, dz / dl
     return 1.0, 0.0, 0.0
+
+
+@inline_kernel
+def _posed(P, i, x):
+    """Point x (3,) of frame i in the world (poses P (n, 4, 4))."""
+    return (
+        P[i, 0, 0] * x[0] + P[i, 0, 1] * x[1] + P[i, 0, 2] * x[2] + P[i, 0, 3],
+        P[i, 1, 0] * x[0] + P[i, 1, 1] * x[1] + P[i, 1, 2] * x[2] + P[i, 1, 3],
+        P[i, 2, 0] * x[0] + P[i, 2, 1] * x[1] + P[i, 2, 2] * x[2] + P[i, 2, 3],
+    )
+
+
+@hot_kernel
+def posed_capsule_gap(P, cap_p0, cap_p1, params, ia, ib):
+    """Distance between capsules ia and ib given by their segment ends cap_p0, cap_p1 in
+    frames posed by P and radii params[:, 0] (the checker's bounding capsules of robot
+    pieces: a lower bound on the pieces' distance; <= 0 when the capsules overlap)."""
+    a0 = _posed(P, ia, cap_p0[ia])
+    a1 = _posed(P, ia, cap_p1[ia])
+    b0 = _posed(P, ib, cap_p0[ib])
+    b1 = _posed(P, ib, cap_p1[ib])
+    s, t = segment_segment_closest(a0, a1, b0, b1)
+    dx = a0[0] + s * (a1[0] - a0[0]) - b0[0] - t * (b1[0] - b0[0])
+    dy = a0[1] + s * (a1[1] - a0[1]) - b0[1] - t * (b1[1] - b0[1])
+    dz = a0[2] + s * (a1[2] - a0[2]) - b0[2] - t * (b1[2] - b0[2])
+    return math.sqrt(dx * dx + dy * dy + dz * dz) - params[ia, 0] - params[ib, 0]

@@ -36,7 +36,7 @@ import numba
 import numpy as np
 
 from ._jit import hot_kernel, inline_kernel, parallel_kernel
-from .capsule_capsule import segment_segment_closest
+from .capsule_capsule import posed_capsule_gap
 from .check_types import CheckBuffers, CheckRobot
 from .clock import monotonic_ns
 from .fk import fk, piece_poses
@@ -138,7 +138,7 @@ def pose_pieces(P, plo, phi, aabb, brad):
     """After FK and the pieces' poses P: a conservative world box of each piece (plo, phi:
     its local box rotated, cut down to the box of its bounding ball; both contain the
     piece). The bounding capsules' world ends are computed where a self pair needs them
-    (`_capsule_gap`: for about one piece pair in two states, not 17 pieces each state)."""
+    (`posed_capsule_gap`: for about one piece pair in two states, not 17 pieces each state)."""
     for p in range(P.shape[0]):
         c0 = 0.5 * (aabb[p, 0] + aabb[p, 3])
         c1 = 0.5 * (aabb[p, 1] + aabb[p, 4])
@@ -192,32 +192,6 @@ def pose(hm, hw, q, capsules):
     sc.counts[STATES] += 1
     if capsules:
         pose_capsules(P, robot.cap_pose, buf.cap_poses)
-
-
-@inline_kernel
-def _world(P, i, x):
-    """Point x (3,) of piece i's frame in the world (piece poses P)."""
-    return (
-        P[i, 0, 0] * x[0] + P[i, 0, 1] * x[1] + P[i, 0, 2] * x[2] + P[i, 0, 3],
-        P[i, 1, 0] * x[0] + P[i, 1, 1] * x[1] + P[i, 1, 2] * x[2] + P[i, 1, 3],
-        P[i, 2, 0] * x[0] + P[i, 2, 1] * x[1] + P[i, 2, 2] * x[2] + P[i, 2, 3],
-    )
-
-
-@hot_kernel
-def _capsule_gap(P, cap_p0, cap_p1, params, ia, ib):
-    """Distance between the bounding capsules of pieces ia and ib (segment ends cap_p0,
-    cap_p1 in the pieces' frames, posed by P; radii params[:, 0]): a lower bound on the
-    pieces' distance (<= 0 when the capsules overlap)."""
-    a0 = _world(P, ia, cap_p0[ia])
-    a1 = _world(P, ia, cap_p1[ia])
-    b0 = _world(P, ib, cap_p0[ib])
-    b1 = _world(P, ib, cap_p1[ib])
-    s, t = segment_segment_closest(a0, a1, b0, b1)
-    dx = a0[0] + s * (a1[0] - a0[0]) - b0[0] - t * (b1[0] - b0[0])
-    dy = a0[1] + s * (a1[1] - a0[1]) - b0[1] - t * (b1[1] - b0[1])
-    dz = a0[2] + s * (a1[2] - a0[2]) - b0[2] - t * (b1[2] - b0[2])
-    return math.sqrt(dx * dx + dy * dy + dz * dz) - params[ia, 0] - params[ib, 0]
 
 
 # ---------------------------------------------------------------------------------------
@@ -434,7 +408,7 @@ def _self_hit(hm, hw, sp, tables, q, counts, margin):
                 rr = brad[ia] + brad[ib] + margin
                 if dx * dx + dy * dy + dz * dz > rr * rr:
                     continue
-                if _capsule_gap(P, cap_p0, cap_p1, cap_params, ia, ib) > margin:
+                if posed_capsule_gap(P, cap_p0, cap_p1, cap_params, ia, ib) > margin:
                     continue
                 counts[SELF_TESTS] += 1
                 r = self_test(hm, hw, AS_OUTER, ia, ib, margin, YES)
@@ -531,7 +505,7 @@ def pair_distance_bound(hm, hw, sp, tmp, counts, j, need, floor):
             rr = brad[ia] + brad[ib] + best
             if dx * dx + dy * dy + dz * dz > rr * rr:
                 continue
-            g = _capsule_gap(P, cap_p0, cap_p1, cap_params, ia, ib)
+            g = posed_capsule_gap(P, cap_p0, cap_p1, cap_params, ia, ib)
             if g > best:
                 continue
             if g > enough:

@@ -29,7 +29,7 @@ from .gjk import (
     gjk_core,
 )
 from .halfspace import convex_halfspace_distance
-from .layout import BOX, CAPSULE, HALFSPACE, OUT_SIZE, SPHERE
+from .layout import BOX, CAPSULE, CONVEX, HALFSPACE, OUT_SIZE, SPHERE
 from .sphere_box import sphere_box_distance
 from .tolerances import WITNESS_MIN_NORM
 
@@ -307,6 +307,22 @@ def gjk_overlap_within(tab_a, ia, T_a, tab_b, ib, T_b, margin, inner, ws):
     if dc <= R_in:  # |v| bounds the cores' distance from above
         return CORES_WITHIN
     return UNKNOWN if dc <= R else APART
+
+
+@inline_kernel
+def collide_test(qtab, i, T_q, tab, p, T_p, bound, qinner, ws):
+    """A traversal's collide test of query shape i against primitive p within `bound`:
+    APART, CORES_WITHIN (a hit certain for the pieces the query shapes stand for, whose
+    radii are `qinner`: kernels/traversal.py) or UNKNOWN (a hit of the query shape only).
+    Empty `qinner`: APART or UNKNOWN."""
+    if qinner.shape[0] > 0 and not closed_form_pair(qtab.kind[i], tab.kind[p]):
+        inner = qinner[i] + tab.params[p, 0]
+        return gjk_overlap_within(qtab, i, T_q, tab, p, T_p, bound, inner, ws)
+    if not pair_overlap(qtab, i, T_q, tab, p, T_p, bound, ws):
+        return APART
+    if qinner.shape[0] > 0 and qtab.kind[i] != CONVEX:
+        return CORES_WITHIN  # exact, and the query is the piece itself
+    return UNKNOWN
 
 
 @kernel

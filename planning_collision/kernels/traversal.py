@@ -41,19 +41,9 @@ import numpy as np
 from numba import literally, types
 from numba.extending import overload
 
-from ._jit import hot_kernel, inline_kernel
+from ._jit import hot_kernel
 from .gjk import V_IN, V_OUT, V_SET
-from .layout import CONVEX
-from .pair import (
-    APART,
-    CORES_WITHIN,
-    UNKNOWN,
-    closed_form_pair,
-    gjk_overlap_within,
-    pair_distance,
-    pair_overlap,
-    pair_separation,
-)
+from .pair import APART, CORES_WITHIN, collide_test, pair_distance, pair_separation
 
 FlatScene = namedtuple(
     "FlatScene",
@@ -298,20 +288,6 @@ def _finish(mode, per_object, best, arg, rec, n):
     return arg
 
 
-@inline_kernel
-def _collide_test(qtab, i, T_q, tab, p, T_p, bound, qinner, ws):
-    """COLLIDE's pair test: APART, CORES_WITHIN (a hit certain for the pieces the query
-    stands for: `traverse_body`'s qinner) or UNKNOWN (a hit of the query shape only)."""
-    if qinner.shape[0] > 0 and not closed_form_pair(qtab.kind[i], tab.kind[p]):
-        inner = qinner[i] + tab.params[p, 0]
-        return gjk_overlap_within(qtab, i, T_q, tab, p, T_p, bound, inner, ws)
-    if not pair_overlap(qtab, i, T_q, tab, p, T_p, bound, ws):
-        return APART
-    if qinner.shape[0] > 0 and qtab.kind[i] != CONVEX:
-        return CORES_WITHIN  # exact, and the query is the piece itself
-    return UNKNOWN
-
-
 @hot_kernel
 def _tally(sc, nbv, npair, r):
     """Add a traversal's box tests and pair queries to ``sc.counts``; return r."""
@@ -417,7 +393,7 @@ def traverse_body(
                 continue
             for i in range(i0, i1):
                 npair += 1
-                r = _collide_test(qtab, i, qposes[i], tab, p, poses[p], bound, qinner, ws)
+                r = collide_test(qtab, i, qposes[i], tab, p, poses[p], bound, qinner, ws)
                 if r != APART:
                     hit[o] = 1
                     n += 1
@@ -575,7 +551,7 @@ def traverse_body(
                         continue
                     npair += 1
                     slot = warm_start(warm, ws, i, p)
-                    r = _collide_test(qtab, i, qposes[i], tab, p, poses[p], bound, qinner, ws)
+                    r = collide_test(qtab, i, qposes[i], tab, p, poses[p], bound, qinner, ws)
                     warm_keep(warm, ws, slot, i, p)
                     if r != APART:
                         hit[o] = 1
