@@ -41,15 +41,7 @@ from .check_types import CheckBuffers, CheckRobot
 from .clock import monotonic_ns
 from .fk import fk, piece_poses
 from .handles import table_view
-from .pair import (
-    APART,
-    CORES_WITHIN,
-    LOWER_BOUND,
-    closed_form_pair,
-    gjk_overlap_within,
-    pair_overlap,
-    pair_separation,
-)
+from .pair import APART, CORES_WITHIN, LOWER_BOUND, overlap_within, pair_separation
 from .scratch import Scratch
 from .self_tables import grid, table_floor
 from .traversal import (
@@ -261,13 +253,8 @@ def self_test(hm, hw, which, ia, ib, bound, boolean):
     key = -1 - 2 * ia - which
     slot = warm_start(sc.warm, sc.pair, key, ib)
     if boolean:
-        if which == OUTER and not closed_form_pair(tab.kind[ia], tab.kind[ib]):
-            inner = robot.tab.params[ia, 0] + robot.tab.params[ib, 0]
-            r = gjk_overlap_within(tab, ia, P[ia], tab, ib, P[ib], bound, inner, sc.pair)
-        elif pair_overlap(tab, ia, P[ia], tab, ib, P[ib], bound, sc.pair):
-            r = CORES_WITHIN  # a closed form is exact (the outer shape is the piece)
-        else:
-            r = APART
+        inner = robot.tab.params[ia, 0] + robot.tab.params[ib, 0] if which == OUTER else -1.0
+        r = overlap_within(tab, ia, P[ia], tab, ib, P[ib], bound, inner, sc.pair)
     else:
         r = pair_separation(tab, ia, P[ia], tab, ib, P[ib], bound, sc.pair, sc.tmp)
     warm_keep(sc.warm, sc.pair, slot, key, ib)

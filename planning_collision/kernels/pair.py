@@ -29,7 +29,7 @@ from .gjk import (
     gjk_core,
 )
 from .halfspace import convex_halfspace_distance
-from .layout import BOX, CAPSULE, CONVEX, HALFSPACE, OUT_SIZE, SPHERE
+from .layout import BOX, CAPSULE, HALFSPACE, OUT_SIZE, SPHERE
 from .sphere_box import sphere_box_distance
 from .tolerances import WITNESS_MIN_NORM
 
@@ -251,53 +251,38 @@ def closed_form_pair(ka, kb):
     return hi == HALFSPACE or hi <= CAPSULE or (lo == SPHERE and hi == BOX)
 
 
-@hot_kernel
-def pair_overlap(tab_a, ia, T_a, tab_b, ib, T_b, margin, ws):
-    """True iff the signed distance is <= margin (margin 0: touching counts as collision).
-
-    GJK stops at the first direction that proves either answer (KCCD's rule: stop as soon
-    as the answer is known).
-    """
-    if closed_form_pair(tab_a.kind[ia], tab_b.kind[ib]):
-        # closed forms are as cheap as a boolean test (and keep EPA out of this kernel)
-        out = ws[_EPA_OUT : _EPA_OUT + OUT_SIZE]
-        _non_gjk(tab_a, ia, T_a, tab_b, ib, T_b, out)
-        return out[0] <= margin
-    R = tab_a.params[ia, 0] + tab_b.params[ib, 0] + margin
-    v0x, v0y, v0z = _start_direction(T_a, T_b, ws)
-    status, n, dc = gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, R, R, ws)
-    if status == OVERLAP or status == WITHIN:
-        return True
-    if status == BEYOND:
-        return False
-    return dc <= R
-
-
-@kernel
-def pair_distance_batch(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, out):
-    """pair_distance over arrays: ia, ib (n,) int, T_a, T_b (n, 4, 4), out (n, 10)."""
-    ws = np.zeros(WORKSPACE_SIZE)
-    for k in range(ia.shape[0]):
-        pair_distance(tab_a, ia[k], T_a[k], tab_b, ib[k], T_b[k], max_dist, ws, out[k])
-
-
-# gjk_overlap_within's answers
+# overlap_within's answers
 APART = 0
 CORES_WITHIN = 1
 UNKNOWN = 2
 
 
 @hot_kernel
-def gjk_overlap_within(tab_a, ia, T_a, tab_b, ib, T_b, margin, inner, ws):
-    """`pair_overlap` of a pair GJK handles (not `closed_form_pair`), told apart three ways
-    in one GJK: APART when the signed distance is > margin; CORES_WITHIN when the two
-    cores come within inner + margin, so that any two shapes made of the same cores swept
-    by radii summing to `inner` also overlap within margin (an outer hull's core is a
-    subset of its piece's points: checker/bounds.py); else UNKNOWN (the shapes come within
-    margin, the cores not within inner + margin). The search goes on past the first proof
-    of overlap only until one of the three is known."""
-    R = tab_a.params[ia, 0] + tab_b.params[ib, 0] + margin
-    R_in = min(inner + margin, R)
+def overlap_within(tab_a, ia, T_a, tab_b, ib, T_b, margin, inner, ws):
+    """Whether the pair's signed distance is <= margin, told three ways: APART (it is
+    not); CORES_WITHIN when also the shapes made of the same two cores swept by radii
+    summing to `inner` overlap within margin (inner < 0: the shapes' own radii, so this
+    is just "they overlap"); else UNKNOWN (the shapes overlap, the thinner ones maybe
+    not). A robot piece's outer hull has a subset of the piece's points as its core and a
+    larger radius (or is the piece: checker/bounds.py), so an outer hull's CORES_WITHIN
+    with the pieces' radii proves the pieces overlap, in the same GJK that found the hull
+    touching.
+
+    GJK stops at the first direction that proves an answer (KCCD's rule: stop as soon as
+    the answer is known); sweeping by radii adds to a convex pair's signed distance, so
+    the closed forms answer the thinner shapes by a shift.
+    """
+    ra_rb = tab_a.params[ia, 0] + tab_b.params[ib, 0]
+    thin = ra_rb if (inner < 0.0 or inner > ra_rb) else inner
+    if closed_form_pair(tab_a.kind[ia], tab_b.kind[ib]):
+        # closed forms are as cheap as a boolean test (and keep EPA out of this kernel)
+        out = ws[_EPA_OUT : _EPA_OUT + OUT_SIZE]
+        _non_gjk(tab_a, ia, T_a, tab_b, ib, T_b, out)
+        if out[0] + (ra_rb - thin) <= margin:
+            return CORES_WITHIN
+        return UNKNOWN if out[0] <= margin else APART
+    R = ra_rb + margin
+    R_in = thin + margin
     v0x, v0y, v0z = _start_direction(T_a, T_b, ws)
     status, n, dc = gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, R, R_in, ws)
     if status == OVERLAP or status == WITHIN:
@@ -310,19 +295,18 @@ def gjk_overlap_within(tab_a, ia, T_a, tab_b, ib, T_b, margin, inner, ws):
 
 
 @inline_kernel
-def collide_test(qtab, i, T_q, tab, p, T_p, bound, qinner, ws):
-    """A traversal's collide test of query shape i against primitive p within `bound`:
-    APART, CORES_WITHIN (a hit certain for the pieces the query shapes stand for, whose
-    radii are `qinner`: kernels/traversal.py) or UNKNOWN (a hit of the query shape only).
-    Empty `qinner`: APART or UNKNOWN."""
-    if qinner.shape[0] > 0 and not closed_form_pair(qtab.kind[i], tab.kind[p]):
-        inner = qinner[i] + tab.params[p, 0]
-        return gjk_overlap_within(qtab, i, T_q, tab, p, T_p, bound, inner, ws)
-    if not pair_overlap(qtab, i, T_q, tab, p, T_p, bound, ws):
-        return APART
-    if qinner.shape[0] > 0 and qtab.kind[i] != CONVEX:
-        return CORES_WITHIN  # exact, and the query is the piece itself
-    return UNKNOWN
+def pair_overlap(tab_a, ia, T_a, tab_b, ib, T_b, margin, ws):
+    """True iff the signed distance is <= margin (margin 0: touching counts as collision):
+    `overlap_within` with the shapes' own radii."""
+    return overlap_within(tab_a, ia, T_a, tab_b, ib, T_b, margin, -1.0, ws) != APART
+
+
+@kernel
+def pair_distance_batch(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, out):
+    """pair_distance over arrays: ia, ib (n,) int, T_a, T_b (n, 4, 4), out (n, 10)."""
+    ws = np.zeros(WORKSPACE_SIZE)
+    for k in range(ia.shape[0]):
+        pair_distance(tab_a, ia[k], T_a[k], tab_b, ib[k], T_b[k], max_dist, ws, out[k])
 
 
 @kernel

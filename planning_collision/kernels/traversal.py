@@ -43,7 +43,7 @@ from numba.extending import overload
 
 from ._jit import hot_kernel
 from .gjk import V_IN, V_OUT, V_SET
-from .pair import APART, CORES_WITHIN, collide_test, pair_distance, pair_separation
+from .pair import APART, CORES_WITHIN, overlap_within, pair_distance, pair_separation
 
 FlatScene = namedtuple(
     "FlatScene",
@@ -315,9 +315,9 @@ def traverse_body(
         Returns the number of objects hit.
     qinner : (n,) or empty. When the query primitives are outer hulls (a subset of a
         piece's points swept by more than the piece's radius, or the piece itself), the
-        pieces' radii: a hit whose cores come within them and the obstacle's radius is
-        certain for the pieces (`gjk_overlap_within`), and so is an exact closed-form hit
-        of a query that is not a hull (the outer shape is the piece). Empty: no claim.
+        pieces' radii: a hit is certain for a piece when the cores come within its radius
+        and the obstacle's (`overlap_within`). Empty: the query shapes stand for
+        themselves.
     mode DISTANCE: signed distances; ``sc.best (n_obj, 10)``, ``best[:, 0] = inf`` on
         entry. ``flag`` True: every object's distance within ``bound`` goes to its row (each
         object pruned by its own best so far); False: only the nearest, pruned by the best
@@ -393,7 +393,8 @@ def traverse_body(
                 continue
             for i in range(i0, i1):
                 npair += 1
-                r = collide_test(qtab, i, qposes[i], tab, p, poses[p], bound, qinner, ws)
+                inner = qinner[i] + tab.params[p, 0] if qinner.shape[0] > 0 else -1.0
+                r = overlap_within(qtab, i, qposes[i], tab, p, poses[p], bound, inner, ws)
                 if r != APART:
                     hit[o] = 1
                     n += 1
@@ -551,7 +552,8 @@ def traverse_body(
                         continue
                     npair += 1
                     slot = warm_start(warm, ws, i, p)
-                    r = collide_test(qtab, i, qposes[i], tab, p, poses[p], bound, qinner, ws)
+                    inner = qinner[i] + tab.params[p, 0] if qinner.shape[0] > 0 else -1.0
+                    r = overlap_within(qtab, i, qposes[i], tab, p, poses[p], bound, inner, ws)
                     warm_keep(warm, ws, slot, i, p)
                     if r != APART:
                         hit[o] = 1
