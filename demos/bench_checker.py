@@ -9,7 +9,8 @@ each MotionBenchMaker set (../shared/data/mbm/panda):
    same configurations, and `is_valid_batch` on one thread. Medians per configuration; the
    answers are compared (the checker's link models contain the meshes, so it may call a
    grazing state colliding, never the reverse); then where the batch's time goes on free
-   states (posing, the scene, the self pairs: `batch_split`).
+   states (posing, the scene, the self pairs: `batch_split`), and its time per answer
+   (free, colliding with the scene, colliding with itself only: `batch_by_answer`).
 2. **Edges**, drawn as RRTConnect draws them: the motions OMPL's RRTConnect asked the plugin
    to check while solving these problems (recorded, then replayed). Per method: µs per edge
    (median and mean), distance queries per edge, beside OMPL's own DiscreteMotionValidator
@@ -33,6 +34,7 @@ configurations or edges of one run; peers run on the same inputs in the same pro
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -102,6 +104,38 @@ def batch_split(world, n_configs: int, rng) -> dict:
         t[name] = np.median(reps) * 1e6
     numba.set_num_threads(threads)
     return t
+
+
+def batch_by_answer(worlds, n_configs: int, rng) -> dict:
+    """`is_valid_batch` (one thread) per answer, over all worlds: µs per state on the free
+    states, those colliding with the scene, and those colliding only with the robot itself
+    (a collision is confirmed by GJK: what it costs shows here); medians of 5 batches,
+    weighted by the states of each kind per world; and how many of each."""
+    import numba
+
+    import planning_collision as pc
+
+    per = max(1, n_configs // len(worlds))
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    tot = {"free": [0, 0.0], "scene": [0, 0.0], "self only": [0, 0.0]}
+    for _, robot, scene, _ in worlds:
+        ch = pc.CollisionChecker(robot, scene)
+        alone = pc.CollisionChecker(robot, scene, self_collision=False)
+        Q = robot.random_configurations(per, rng)
+        v, vs = ch.is_valid_batch(Q), alone.is_valid_batch(Q)
+        for k, sel in (("free", v), ("scene", ~vs), ("self only", vs & ~v)):
+            if sel.any():
+                G = Q[sel]
+                reps = []
+                for _ in range(5):
+                    t0 = time.perf_counter()
+                    ch.is_valid_batch(G)
+                    reps.append(time.perf_counter() - t0)
+                tot[k][0] += len(G)
+                tot[k][1] += float(np.median(reps))
+    numba.set_num_threads(threads)
+    return {k: (n, t / n * 1e6 if n else math.nan) for k, (n, t) in tot.items()}
 
 
 def bench_states(worlds, n_configs: int, n_peer: int, rng) -> dict:
@@ -294,6 +328,11 @@ def main(argv=None) -> int:
     print(
         "is_valid_batch on free states, 1 thread, as parts are added: "
         + ", ".join(f"{k} {v:.2f} us" for k, v in b.items())
+    )
+    by = batch_by_answer(worlds, a.configs, rng)
+    print(
+        "is_valid_batch by answer, 1 thread: "
+        + ", ".join(f"{k} {t:.2f} us ({n})" for k, (n, t) in by.items())
     )
 
     t1 = time.perf_counter()
