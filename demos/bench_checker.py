@@ -17,7 +17,9 @@ each MotionBenchMaker set (../shared/data/mbm/panda):
    over the python-fcl state checker at its default resolution (KCD's table: stepwise vs
    dichotomy vs distance); then the same split into the edges found free and colliding
    (about two thirds of RRTConnect's collide, and most of those are rejected by a few
-   boolean probes: the free ones are what a certificate costs).
+   boolean probes: the free ones are what a certificate costs). Then OMPL's own time per
+   solve with validators that cost nothing, through `ss.solve(1.0)` and through
+   `plugins.ompl.solve(ss, 1.0)` (no timer thread: `bench_solve_overhead`).
 3. **Caches**: the same edge sequence with ``cache=True`` (endpoint distances, GJK warm
    starts), with front lists added (``front_lists=True``) and with ``cache=False``: BV
    tests, distance queries and time per edge.
@@ -189,7 +191,7 @@ def record_edges(worlds, n_edges: int, seed: int, time_limit: float = 1.0):
     world's problem (repeatedly, from its start to its goal) until n_edges are recorded."""
     from ompl import util as ou
 
-    from plugins.ompl import make_setup, validators
+    from plugins.ompl import make_setup, solve, validators
 
     ou.setLogLevel(ou.LOG_NONE)
     ou.RNG.setSeed(seed)
@@ -211,7 +213,7 @@ def record_edges(worlds, n_edges: int, seed: int, time_limit: float = 1.0):
                 return orig(s1, s2)
 
             mv.checkMotion = rec  # the instance attribute: Python calls go through it
-            ss.solve(time_limit)
+            solve(ss, time_limit)
             if len(got) >= per:
                 break
         edges += got[:per]
@@ -284,6 +286,51 @@ def bench_edges(worlds, edges, n_peer: int, rng) -> dict:
                 peer["t"].append(time.perf_counter() - t0)
     n = len(edges)
     return {"methods": res, "cache": cache, "peer": peer, "n": n}
+
+
+def bench_solve_overhead(world, repeats: int = 30) -> dict:
+    """OMPL's own time per solve, validators aside: RRTConnect on the world's problem with
+    validators that accept everything (solved by its first motion), through
+    `ss.solve(1.0)` (OMPL's timer thread) and `plugins.ompl.solve(ss, 1.0)`, alternately;
+    median ms of each."""
+    from ompl import base as ob
+    from ompl import geometric as og
+    from ompl import util as ou
+
+    from plugins.ompl import StateCodec, make_state_space, new_state, solve
+
+    ou.setLogLevel(ou.LOG_NONE)
+    _, robot, _, p = world
+
+    class Free(ob.StateValidityChecker):
+        def isValid(self, state):
+            return True
+
+    class FreeMotion(ob.MotionValidator):
+        def checkMotion(self, s1, s2):
+            return True
+
+    space = make_state_space(robot)
+    ss = og.SimpleSetup(space)
+    si = ss.getSpaceInformation()
+    ss.setStateValidityChecker(Free(si))
+    si.setMotionValidator(FreeMotion(si))
+    ss.setPlanner(og.RRTConnect(si))
+    codec = StateCodec(space, robot.continuous)
+    s, g = new_state(si), new_state(si)
+    codec.write(p.start, s)
+    codec.write(p.goals[0], g)
+    ss.setStartAndGoalStates(s, g, 1e-6)
+    ss.setup()
+    t = {"ss.solve(1.0)": [], "plugins.ompl.solve(ss, 1.0)": []}
+    for _ in range(repeats):
+        for k, f in (("ss.solve(1.0)", ss.solve), ("plugins.ompl.solve(ss, 1.0)", None)):
+            ss.clear()
+            t0 = time.perf_counter()
+            ok = f(1.0) if f is not None else solve(ss, 1.0)
+            t[k].append(time.perf_counter() - t0)
+            assert ok
+    return {k: 1e3 * float(np.median(v)) for k, v in t.items()}
 
 
 def main(argv=None) -> int:
@@ -370,6 +417,11 @@ def main(argv=None) -> int:
             f"{pt.mean():9.1f} "
             f"{'':13s} {e['peer']['valid'] / len(pt):7.1%}  ({len(pt)} edges)"
         )
+    o = bench_solve_overhead(worlds[0])
+    print(
+        "OMPL's time per solve, validators aside (RRTConnect solving at its first motion): "
+        + ", ".join(f"{k} {v:.3f} ms" for k, v in o.items())
+    )
     c = e["cache"]
     print("\nCaches (endpoint distances, GJK warm starts; front lists apart), dichotomy, in order:")
     for on in c:

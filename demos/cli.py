@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from demos import viewing
 from plugins.ompl import METHODS, PLANNERS, make_setup, validators
+from plugins.ompl import solve as ompl_solve
 
 COMPILE_NOTICE = (
     "Compiling the checker's kernels (the first run on this machine takes about 35 s;\n"
@@ -67,7 +68,7 @@ def solve(robot, scene, start, goal, checker, args) -> Solved:
     )
     svc, mv = validators(ss)
     t0 = time.perf_counter()
-    solved = bool(ss.solve(args.time)) and ss.haveExactSolutionPath()
+    solved = bool(ompl_solve(ss, args.time)) and ss.haveExactSolutionPath()
     dt = time.perf_counter() - t0
     edges, states = sum(mv.counts.values()), svc.calls
     return Solved(

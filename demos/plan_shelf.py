@@ -30,7 +30,7 @@ if __package__ in (None, ""):  # run as a script: the repository root on the pat
 
 from demos import cli, viewing  # noqa: E402
 from demos.scenes import panda_shelf  # noqa: E402
-from plugins.ompl import PLANNERS, make_setup, solution_path, validators  # noqa: E402
+from plugins.ompl import PLANNERS, make_setup, solution_path, solve, validators  # noqa: E402
 
 
 def dense_collisions(checker, Q, per_edge: int = 2000) -> int:
@@ -52,7 +52,7 @@ def run_planner(name, robot, scene, start, goal, checker, args, log=print):
         )
         svc, mv = validators(ss)
         t0 = time.perf_counter()
-        solved = bool(ss.solve(args.time)) and ss.haveExactSolutionPath()
+        solved = bool(solve(ss, args.time)) and ss.haveExactSolutionPath()
         dt = time.perf_counter() - t0
         row = {"solved": solved, "time": dt, "states": svc.calls, "edges": sum(mv.counts.values())}
         row["state_s"], row["edge_s"] = svc.seconds, mv.seconds

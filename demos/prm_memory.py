@@ -23,7 +23,7 @@ if __package__ in (None, ""):  # run as a script: the repository root on the pat
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from demos.scenes import panda_shelf  # noqa: E402
-from plugins.ompl import make_setup, validators  # noqa: E402
+from plugins.ompl import make_setup, solve, validators  # noqa: E402
 
 
 def rss_mb() -> float:
@@ -74,7 +74,7 @@ def main(argv=None) -> int:
         if now >= a.seconds:
             break
         ss.clear()
-        ss.solve(1.0)
+        solve(ss, 1.0)
         solves += 1
     growth = rss - (first if first is not None else rss)
     print(f"RSS grew {growth:+.1f} MB after the first report ({solves} solves)")

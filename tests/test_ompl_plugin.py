@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,7 @@ from plugins.ompl import (  # noqa: E402
     new_state,
     set_goals,
     solution_path,
+    solve,
     validators,
 )
 
@@ -161,6 +163,38 @@ def test_an_obstacle_between_two_states_is_not_stepped_over(shelf):
     assert mv.checkMotion(a, b) is False
     valid, t = mv.last_valid(a, b)
     assert not valid and 0.0 < t < 0.5
+
+
+def test_solve_plans_like_ss_solve_and_keeps_its_time_limit(shelf):
+    robot, scene, start, goal, checker = shelf
+    ss = make_setup(robot, scene, start, goal, planner="RRTConnect", checker=checker)
+    assert solve(ss, 5.0) and ss.haveExactSolutionPath()
+    assert _dense_free(checker, solution_path(ss))
+    # a problem no motion solves: the planner runs until the limit, read in its own loop
+    space = make_state_space(robot)
+    blocked = og.SimpleSetup(space)
+    si = blocked.getSpaceInformation()
+    blocked.setStateValidityChecker(CollisionValidityChecker(si, checker))
+
+    class Never(ob.MotionValidator):
+        def checkMotion(self, s1, s2):
+            return False
+
+    si.setMotionValidator(Never(si))
+    blocked.setPlanner(og.RRTConnect(si))
+    s, g = new_state(si), new_state(si)
+    codec = StateCodec(space)
+    codec.write(start, s)
+    codec.write(goal, g)
+    blocked.setStartAndGoalStates(s, g, 1e-6)
+    t0 = time.perf_counter()
+    status = solve(blocked, 0.3)
+    took = time.perf_counter() - t0
+    assert not blocked.haveExactSolutionPath() and str(status) == "Timeout"
+    assert 0.3 <= took < 3.0
+    for bad in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="seconds"):
+            solve(ss, bad)
 
 
 def test_continuous_joints_plan_the_short_way_and_paths_are_unwrapped():

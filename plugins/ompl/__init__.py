@@ -1,8 +1,8 @@
 """OMPL adapters: plug a `planning_collision.CollisionChecker` into any OMPL planner.
 
-    from plugins.ompl import make_setup, solution_path
+    from plugins.ompl import make_setup, solution_path, solve
     ss = make_setup(robot, scene, start=q0, goal=q1, planner="RRTConnect")
-    if ss.solve(1.0):
+    if solve(ss, 1.0):                   # ss.solve(1.0) without OMPL's 1.1 ms timer thread
         Q = solution_path(ss)
 
 - `make_state_space(robot)`: joint limits as bounds, SO2 for continuous joints, a floating
@@ -11,13 +11,22 @@
 - `CollisionValidityChecker`, `CollisionMotionValidator`: the validators (certified edges
   with method "dichotomy" or "ca"); exceptions in callbacks are logged once and reported
   invalid, never raised into OMPL.
-- `make_setup`, `set_goals`, `solution_path`, `validators`, `PLANNERS`, `make_planner`.
+- `make_setup`, `set_goals`, `solution_path`, `validators`, `PLANNERS`, `make_planner`;
+  `solve(ss, seconds)`: `ss.solve(seconds)` without the ~1.1 ms OMPL's timer thread adds.
 
 docs/ompl.md has the details: which planners lose what to the binding's missing
 `lastValid`, PRM with several goals, threads and processes.
 """
 
-from .setup import PLANNERS, make_planner, make_setup, set_goals, solution_path, validators
+from .setup import (
+    PLANNERS,
+    make_planner,
+    make_setup,
+    set_goals,
+    solution_path,
+    solve,
+    validators,
+)
 from .spaces import StateCodec, make_state_space, new_state
 from .validators import METHODS, CollisionMotionValidator, CollisionValidityChecker
 
@@ -33,5 +42,6 @@ __all__ = [
     "new_state",
     "set_goals",
     "solution_path",
+    "solve",
     "validators",
 ]
