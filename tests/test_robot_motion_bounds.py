@@ -203,12 +203,12 @@ def test_pair_bound_covers_both_links_moving_in_their_common_ancestor_frame(name
 
 @pytest.mark.parametrize("name", ["panda", "ur5", "planar_arm", "planar_arm+fingers", "free_flyer"])
 def test_local_bound_holds_around_the_posed_configuration(name, rng):
-    """The checker's local bound (kernels/motion_bounds.py): within |t - s| <= h of a posed
-    configuration q(s), no vertex of a link moves farther than A(s) h + B h^2 / 2 (world
-    frame), and for a self pair the two links' displacements in their LCA frame add up to
-    no more than the pair's. It is tighter than the global bound on most motions, else it
-    would not be worth its cost."""
-    from planning_collision.kernels.motion_bounds import growth, rate
+    """The checker's local bounds (kernels/motion_bounds.py): within |t - s| <= h of a posed
+    configuration q(s), no vertex of a link moves farther than A(s) h + B h^2 / 2, nor
+    than S(s) h + alpha h^2 / 2 (world frame), and for a self pair the two links'
+    displacements in their LCA frame add up to no more than the pair's. A is below the
+    global rate mu, and S below A, on most motions, else they would not be worth their cost."""
+    from planning_collision.kernels.motion_bounds import accel, growth, rate
     from planning_collision.robot.geometry import link_spheres
 
     if name in ("panda", "ur5"):
@@ -228,7 +228,7 @@ def test_local_bound_holds_around_the_posed_configuration(name, rng):
     ts = np.linspace(0.0, 1.0, N_TIMES)
     q0s, q1s = _motions(robot, 3 if NO_JIT else 150, rng)
     P = np.empty((N_TIMES, len(vlink), 3))
-    worst, tighter, total = 0.0, 0, 0
+    worst, tighter, total = [0.0, 0.0], [0, 0], 0
     for q0, q1 in zip(q0s, q1s, strict=True):
         dqa = np.abs(q1 - q0)
         T = robot.fk_batch(q0 + ts[:, None] * (q1 - q0))
@@ -239,21 +239,25 @@ def test_local_bound_holds_around_the_posed_configuration(name, rng):
         for c in set(lca):
             frames[c] = np.linalg.inv(T[:, c])
         for b, (la, lb, c) in enumerate(bodies):
-            A = rate(start, term, weight, centre, radius, axis, T[s], dqa, b)
+            A, S = rate(start, term, weight, centre, radius, axis, T[s], dqa, q1 - q0, b)
             B = growth(start, term, weight, dqa, b)
-            bound = A * h + 0.5 * B * h * h
+            alpha = accel(start, term, weight, dqa, b)
             _positions(T, frames[c], vlink, vpts, P)
             moved = np.zeros(N_TIMES)
             for li in (la, lb) if lb >= 0 else (la,):
                 d = np.linalg.norm(P[:, vlink == li] - P[s, vlink == li], axis=2)
                 moved += d.max(axis=1)
-            assert (moved[bound == 0.0] < 1e-12).all(), f"{name}: body {b} moved unbounded"
-            ok = bound > 0.0
-            if ok.any():
-                worst = max(worst, float((moved[ok] / bound[ok]).max()))
+            for k, bound in enumerate((A * h + 0.5 * B * h * h, S * h + 0.5 * alpha * h * h)):
+                assert (moved[bound == 0.0] < 1e-12).all(), f"{name}: body {b} moved unbounded"
+                ok = bound > 0.0
+                if ok.any():
+                    worst[k] = max(worst[k], float((moved[ok] / bound[ok]).max()))
             mu = float(R[b] @ dqa)
             total += 1
-            tighter += A < mu
-    assert worst <= 1.0 + 1e-9, f"{name}: a body moved {worst:.6f}x its local bound"
+            tighter[0] += A < mu
+            tighter[1] += S < A
+    assert worst[0] <= 1.0 + 1e-9, f"{name}: a body moved {worst[0]:.6f}x its local bound"
+    assert worst[1] <= 1.0 + 1e-9, f"{name}: a body moved {worst[1]:.6f}x its velocity bound"
     if not NO_JIT and name != "free_flyer":
-        assert tighter > 0.5 * total, f"{name}: local rate below mu on {tighter}/{total}"
+        assert tighter[0] > 0.5 * total, f"{name}: local rate below mu on {tighter[0]}/{total}"
+        assert tighter[1] > 0.5 * total, f"{name}: S below A on {tighter[1]}/{total}"

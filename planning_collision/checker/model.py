@@ -172,8 +172,8 @@ class CheckWorkspace:
             np.zeros((max(int(endpoints), 1), nb)),
             np.zeros((max(int(endpoints), 1), nb), np.int32),
             np.zeros((QUEUE, 2), np.int32),
-            np.zeros(dof),
-            np.zeros(nb),
+            np.zeros((2, dof)),
+            np.zeros((nb, 2)),
         )
         row_list = rows(self.scratch) + rows(self.buffers)
         self.table = array_table(row_list)

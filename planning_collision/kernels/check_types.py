@@ -29,7 +29,7 @@ CheckRobot = namedtuple(
         "sphere_r",  # (n_all_links,) its radius
         "term_start",  # (n_bodies + 1,) int32: body b's rows of term, term_w
         "term",  # (n_terms, 3) int32: (sphere link, joint link or -1, configuration index)
-        "term_w",  # (n_terms, 2): (|mult|, speed per unit of the joint)
+        "term_w",  # (n_terms, 3): (|mult|, speed per unit of the joint, mult)
         # self-pair clearance tables (kernels/self_tables.py), one per self pair j
         "pt_q",  # (n_pairs, 2) int32: the configuration index of each table axis (-1: none)
         "pt_lo",  # (n_pairs, 2) the grid's origin on each axis
@@ -67,8 +67,8 @@ CheckBuffers = namedtuple(
         "ec_d",  # (C, n_bodies): distance lower bounds there
         "ec_exact",  # (C, n_bodies) int32
         "queue",  # (Qn, 2) int32: the discrete method's FIFO of index ranges
-        "dqa",  # (dof,) |q1 - q0| of the current edge
-        "growth",  # (n_bodies,) the local bounds' B of the current edge
+        "dqa",  # (2, dof) |q1 - q0| and q1 - q0 of the current edge
+        "growth",  # (n_bodies, 2) the local bounds' B and alpha of the current edge
     ],
 )
 
@@ -81,5 +81,5 @@ register(
 register(
     CheckBuffers,
     [F3, F3, F2, F2, F3, F1, F1, I1, I1, F1, F2, F2, I1]
-    + [F2, F2, I1, I2, I2, L1, F2, F2, I2, I2, F1, F1],
+    + [F2, F2, I1, I2, I2, L1, F2, F2, I2, I2, F2, F2],
 )

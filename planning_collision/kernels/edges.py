@@ -53,7 +53,7 @@ from .checker import (
     unpack,
 )
 from .clock import monotonic_ns
-from .motion_bounds import growth, rate, reach, window
+from .motion_bounds import accel, growth, rate, reach, window
 from .self_tables import table_intervals
 
 DISCRETE = 0
@@ -233,24 +233,30 @@ def _terms(robot, buf):
     """What `_rate` reads: the robot's local-bound terms and the posed links."""
     return (
         robot.term_start, robot.term, robot.term_w, robot.sphere_c, robot.sphere_r,
-        robot.model.axis, buf.link_poses, buf.dqa,
+        robot.model.axis, buf.link_poses, buf.dqa[0], buf.dqa[1],
     )  # fmt: skip
 
 
 @inline_kernel
 def _rate(tm, b):
-    """Body b's local motion rate A at the posed configuration (kernels/motion_bounds.py);
-    tm: `_terms`."""
-    return rate(tm[0], tm[1], tm[2], tm[3], tm[4], tm[5], tm[6], tm[7], b)
+    """Body b's local motion rates (A, S) at the posed configuration
+    (kernels/motion_bounds.py); tm: `_terms`."""
+    return rate(tm[0], tm[1], tm[2], tm[3], tm[4], tm[5], tm[6], tm[7], tm[8], b)
+
+
+@inline_kernel
+def _window(buf, b, A, delta):
+    """Body b's window for clearance delta (motion_bounds.window); A: `_rate`'s pair."""
+    return window(buf.mu[b], A[0], buf.growth[b, 0], A[1], buf.growth[b, 1], delta)
 
 
 @inline_kernel
 def _bound_body(hm, hw, counts, mu, growth, ec, b, t, lo, hi, slot, pad, eta, use_cache, front, A):
     """(d, exact, queried): body b's distance bound at the posed t, capped at what covers
-    its interval [lo, hi] around t (A: its local rate there; mu, growth: the edge's motion
-    bounds); through the endpoint cache (`_ec`) when slot >= 0."""
+    its interval [lo, hi] around t (A: its local rates there, `_rate`; mu, growth: the
+    edge's motion bounds); through the endpoint cache (`_ec`) when slot >= 0."""
     h = max(t - lo, hi - t)
-    move = reach(mu[b], A, growth[b], h)
+    move = reach(mu[b], A[0], growth[b, 0], A[1], growth[b, 1], h)
     need = pad + eta + move
     if slot >= 0 and (ec[3][slot, b] == 1 or ec[2][slot, b] >= need):
         counts[ENDPOINT_HITS] += 1
@@ -281,18 +287,21 @@ def _pose_at(hm, hw, q, ec, q0, q1, t, use_cache, nb, endpoints, capsules):
 
 @inline_kernel
 def _motion_bounds(robot, buf, q0, q1):
-    """buf.mu = R |q1 - q0|, buf.dqa = |q1 - q0| and buf.growth the local bounds' B
-    (kernels/motion_bounds.py); returns the largest mu."""
+    """buf.mu = R |q1 - q0|, buf.dqa = (|q1 - q0|, q1 - q0) and buf.growth the local
+    bounds' (B, alpha) (kernels/motion_bounds.py); returns the largest mu."""
     R = robot.R
+    dqa = buf.dqa[0]
     for k in range(R.shape[1]):
-        buf.dqa[k] = abs(q1[k] - q0[k])
+        buf.dqa[1, k] = q1[k] - q0[k]
+        dqa[k] = abs(q1[k] - q0[k])
     top = 0.0
     for b in range(R.shape[0]):
         s = 0.0
         for k in range(R.shape[1]):
-            s += R[b, k] * buf.dqa[k]
+            s += R[b, k] * dqa[k]
         buf.mu[b] = s
-        buf.growth[b] = growth(robot.term_start, robot.term, robot.term_w, buf.dqa, b)
+        buf.growth[b, 0] = growth(robot.term_start, robot.term, robot.term_w, dqa, b)
+        buf.growth[b, 1] = accel(robot.term_start, robot.term, robot.term_w, dqa, b)
         top = max(top, s)
     return top
 
@@ -434,7 +443,7 @@ def dichotomy(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, 
                 if t != 0.0 or check_start:
                     break  # the answer is known: the other bodies need not be evaluated
                 continue
-            r = window(buf.mu[b], A, buf.growth[b], d - pad - 0.5 * eta)
+            r = _window(buf, b, A, d - pad - 0.5 * eta)
             _cut(iv, b, t - r, t + r)
         if collided and (t != 0.0 or check_start):
             if t == 0.0:
@@ -479,7 +488,7 @@ def advance(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, bu
                     return _finish(sc, out, COLLISION, last, t, nq)
                 # a colliding start cannot be advanced from
                 return _finish(sc, out, COLLISION, 0.0, 0.0, nq)
-            frontier[b] = t + window(buf.mu[b], A, buf.growth[b], d - pad - 0.5 * eta)
+            frontier[b] = t + _window(buf, b, A, d - pad - 0.5 * eta)
         last = t
         t = 1.0
         for b in range(nb):

@@ -99,8 +99,8 @@ class MotionBoundTables:
         """The local motion bounds' tables (kernels/motion_bounds.py) of the bodies `links`
         (collision links against the scene) then `pairs` (self pairs, in the LCA frame):
         (start (n_bodies + 1,) int32, term (n, 3) int32 rows (sphere link, joint link k or
-        -1, d), weight (n, 2) rows (|mult|, speed)); a body's terms are grouped by sphere
-        link, each group root first."""
+        -1, d), weight (n, 3) rows (|mult|, speed, mult)); a body's terms are grouped by
+        sphere link, each group root first."""
         groups = [[(int(i), -1)] for i in links]
         for a, b in np.asarray(pairs, np.int64).reshape(-1, 2):
             c = self.lowest_common_ancestor(int(a), int(b))
@@ -110,12 +110,13 @@ class MotionBoundTables:
             for i, below in g:
                 for k, d, mult, r in self.terms(i, below):
                     term.append((i, k, d))
-                    weight.append((mult, r))
+                    signed = float(self.model.mult[k]) if k >= 0 else mult
+                    weight.append((mult, r, signed))
             start.append(len(term))
         return (
             np.asarray(start, np.int32),
             np.asarray(term, np.int32).reshape(-1, 3),
-            np.asarray(weight, np.float64).reshape(-1, 2),
+            np.asarray(weight, np.float64).reshape(-1, 3),
         )
 
     def pair_rows(self, pairs) -> npt.NDArray[np.float64]:
