@@ -396,7 +396,10 @@ def dichotomy(hm, hw, q0, q1, pad, eta, n_steps, check_start, use_cache, front, 
         t = 0.0 if p < 0 else PROBES[p]  # a colliding start first, when it is checked
         nq += 1
         slot, hit = _pose_at(hm, hw, buf.q, ec, q0, q1, t, use_cache, nb, t == 0.0 or t == 1.0, NO)
-        if hit or not posed_collides(hm, hw, pad + eta, self_collision, 0.0):
+        if hit:  # an end state seen before: free, or known to collide (marked below)
+            if not (buf.ec_exact[slot, 0] == 1 and buf.ec_d[slot, 0] == -math.inf):
+                continue
+        elif not posed_collides(hm, hw, pad + eta, self_collision, 0.0):
             continue
         if slot >= 0:  # an end state collides: the endpoint cache remembers it
             for b in range(nb):
