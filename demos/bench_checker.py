@@ -17,9 +17,9 @@ each MotionBenchMaker set (../shared/data/mbm/panda):
    over the python-fcl state checker at its default resolution (KCD's table: stepwise vs
    dichotomy vs distance); then the same split into the edges found free and colliding
    (about two thirds of RRTConnect's collide, and most of those are rejected by a few
-   boolean probes: the free ones are what a certificate costs). Then OMPL's own time per
-   solve with validators that cost nothing, through `ss.solve(1.0)` and through
-   `plugins.ompl.solve(ss, 1.0)` (no timer thread: `bench_solve_overhead`).
+   boolean probes: the free ones are what a certificate costs). Then a solve's time
+   through `ss.solve(1.0)` and through `plugins.ompl.solve(ss, 1.0)` (no timer thread),
+   with validators that accept everything and take a fixed time (`bench_solve_overhead`).
 3. **Caches**: the same edge sequence with ``cache=True`` (endpoint distances, GJK warm
    starts), with front lists added (``front_lists=True``) and with ``cache=False``: BV
    tests, distance queries and time per edge.
@@ -288,11 +288,12 @@ def bench_edges(worlds, edges, n_peer: int, rng) -> dict:
     return {"methods": res, "cache": cache, "peer": peer, "n": n}
 
 
-def bench_solve_overhead(world, repeats: int = 30) -> dict:
-    """OMPL's own time per solve, validators aside: RRTConnect on the world's problem with
-    validators that accept everything (solved by its first motion), through
-    `ss.solve(1.0)` (OMPL's timer thread) and `plugins.ompl.solve(ss, 1.0)`, alternately;
-    median ms of each."""
+def bench_solve_overhead(world, spins=(0.0, 1e-4, 1e-3), repeats: int = 30) -> dict:
+    """OMPL's own time per solve, through `ss.solve(1.0)` (OMPL's timer thread) and
+    `plugins.ompl.solve(ss, 1.0)`, alternately: RRTConnect on the world's problem with
+    validators that accept everything, each motion check spinning for `spin` seconds (a
+    solve at once then lasts a few motion checks). {spin: (median ms of each, median of
+    the paired differences)}."""
     from ompl import base as ob
     from ompl import geometric as og
     from ompl import util as ou
@@ -301,6 +302,7 @@ def bench_solve_overhead(world, repeats: int = 30) -> dict:
 
     ou.setLogLevel(ou.LOG_NONE)
     _, robot, _, p = world
+    spin = [0.0]
 
     class Free(ob.StateValidityChecker):
         def isValid(self, state):
@@ -308,6 +310,9 @@ def bench_solve_overhead(world, repeats: int = 30) -> dict:
 
     class FreeMotion(ob.MotionValidator):
         def checkMotion(self, s1, s2):
+            end = time.perf_counter() + spin[0]
+            while time.perf_counter() < end:
+                pass
             return True
 
     space = make_state_space(robot)
@@ -322,15 +327,19 @@ def bench_solve_overhead(world, repeats: int = 30) -> dict:
     codec.write(p.goals[0], g)
     ss.setStartAndGoalStates(s, g, 1e-6)
     ss.setup()
-    t = {"ss.solve(1.0)": [], "plugins.ompl.solve(ss, 1.0)": []}
-    for _ in range(repeats):
-        for k, f in (("ss.solve(1.0)", ss.solve), ("plugins.ompl.solve(ss, 1.0)", None)):
-            ss.clear()
-            t0 = time.perf_counter()
-            ok = f(1.0) if f is not None else solve(ss, 1.0)
-            t[k].append(time.perf_counter() - t0)
-            assert ok
-    return {k: 1e3 * float(np.median(v)) for k, v in t.items()}
+    out = {}
+    for spin[0] in spins:
+        a, b = [], []
+        for _ in range(repeats):
+            for t, f in ((a, lambda: ss.solve(1.0)), (b, lambda: solve(ss, 1.0))):
+                ss.clear()
+                t0 = time.perf_counter()
+                ok = f()
+                t.append(time.perf_counter() - t0)
+                assert ok
+        diff = np.median(np.array(a) - np.array(b))
+        out[spin[0]] = (1e3 * np.median(a), 1e3 * np.median(b), 1e3 * diff)
+    return out
 
 
 def main(argv=None) -> int:
@@ -417,11 +426,12 @@ def main(argv=None) -> int:
             f"{pt.mean():9.1f} "
             f"{'':13s} {e['peer']['valid'] / len(pt):7.1%}  ({len(pt)} edges)"
         )
-    o = bench_solve_overhead(worlds[0])
     print(
-        "OMPL's time per solve, validators aside (RRTConnect solving at its first motion): "
-        + ", ".join(f"{k} {v:.3f} ms" for k, v in o.items())
+        "RRTConnect solving at once, motion checks taking 0 / 0.1 / 1 ms: "
+        "ss.solve(1.0) vs plugins.ompl.solve(ss, 1.0), median ms (paired difference):"
     )
+    for spin, (x, y, d) in bench_solve_overhead(worlds[0]).items():
+        print(f"  {1e3 * spin:3.1f} ms per motion check: {x:7.3f} vs {y:7.3f} ({d:+.3f})")
     c = e["cache"]
     print("\nCaches (endpoint distances, GJK warm starts; front lists apart), dichotomy, in order:")
     for on in c:

@@ -426,7 +426,26 @@ def summarize(rows, args) -> str:
                 f"| {s} | {label} | {len(ok)}/{len(rr)} | {t:.1f} | {bad} of {len(ok)} "
                 f"| {checks} | {us} | {errs} |"
             )
-    return "\n".join(lines + [""] + ratios(rows))
+    return "\n".join(lines + [""] + ratios(rows) + time_split(rows))
+
+
+def time_split(rows) -> list[str]:
+    """Where our validators' solve time goes, over all their runs: motion checks, state
+    checks (as the validators time them, with reading OMPL's states), the rest (OMPL's own
+    work and its calls into Python)."""
+    out = []
+    for label in sorted({_label(r) for r in rows if "edge_seconds" in r}):
+        rr = [r for r in rows if _label(r) == label and "edge_seconds" in r]
+        total = sum(r["time"] for r in rr)
+        if total <= 0.0:
+            continue
+        edges = sum(r["edge_seconds"] for r in rr) / total
+        states = sum(r["state_seconds"] for r in rr) / total
+        out.append(
+            f"{label}'s solve time: motion checks {edges:.0%}, state checks {states:.0%}, "
+            f"OMPL and its calls into Python {1.0 - edges - states:.0%}"
+        )
+    return out
 
 
 def ratios(rows) -> list[str]:

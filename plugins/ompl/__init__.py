@@ -2,7 +2,7 @@
 
     from plugins.ompl import make_setup, solution_path, solve
     ss = make_setup(robot, scene, start=q0, goal=q1, planner="RRTConnect")
-    if solve(ss, 1.0):                   # ss.solve(1.0) without OMPL's 1.1 ms timer thread
+    if solve(ss, 1.0):                   # ss.solve(1.0) without OMPL's timer thread (~1 ms)
         Q = solution_path(ss)
 
 - `make_state_space(robot)`: joint limits as bounds, SO2 for continuous joints, a floating
@@ -12,7 +12,7 @@
   with method "dichotomy" or "ca"); exceptions in callbacks are logged once and reported
   invalid, never raised into OMPL.
 - `make_setup`, `set_goals`, `solution_path`, `validators`, `PLANNERS`, `make_planner`;
-  `solve(ss, seconds)`: `ss.solve(seconds)` without the ~1.1 ms OMPL's timer thread adds.
+  `solve(ss, seconds)`: `ss.solve(seconds)` without the ~1 ms OMPL's timer thread adds.
 
 docs/ompl.md has the details: which planners lose what to the binding's missing
 `lastValid`, PRM with several goals, threads and processes.

@@ -2,7 +2,7 @@
 one call; planners by name; solution paths as numpy.
 
     ss = make_setup(robot, scene, start=q0, goal=q1)       # RRTConnect, certified edges
-    if solve(ss, 1.0):                                     # ss.solve(1.0), ~1.1 ms sooner
+    if solve(ss, 1.0):                                     # ss.solve(1.0), ~1 ms sooner
         Q = solution_path(ss)                              # (n, dof)
 """
 
@@ -165,14 +165,15 @@ def solve(setup, seconds: float):
     returns OMPL's `PlannerStatus`.
 
     For a time limit of 1 s or more, OMPL's `Planner::solve(double)` evaluates the limit in
-    a thread of its own (every min(limit / 100, 0.1) s) and joins that thread when the
-    planner returns, which waits out its current sleep: ~1.1 ms added to every solve, however
-    quickly the planner finishes (measured: 1.13 ms for RRTConnect on a problem it solves at
-    once, against 7 us; a quarter of a typical certified Panda solve). This passes
-    `ob.timedPlannerTerminationCondition(seconds)`, which the planner reads in its own loop
-    (what OMPL does for limits under 1 s): the same limit, no thread. A planner iteration
-    that outlasts the limit overruns it by that iteration; the plugin's callbacks take
-    microseconds."""
+    a thread of its own and joins that thread when the planner returns, which waits out the
+    thread's current sleep: ~1 ms added to a solve, however quickly the planner finishes
+    (`python -m demos.bench_checker`: RRTConnect solving at once with motion checks of 0.1
+    or 1 ms, 0.8 and 1.3 ms more than through this function; nothing when the planner ends
+    before the thread starts). That is a quarter of a typical certified Panda solve. This
+    passes `ob.timedPlannerTerminationCondition(seconds)`, which the planner reads in its
+    own loop (what OMPL does for limits under 1 s): the same limit, no thread. A planner
+    iteration that outlasts the limit overruns it by that iteration; the plugin's callbacks
+    take microseconds."""
     seconds = float(seconds)
     if not seconds > 0.0 or math.isinf(seconds):
         raise ValueError(f"seconds must be a positive finite number, got {seconds!r}")
