@@ -6,10 +6,13 @@ exception check on every division. No fastmath: predicates that decide a collisi
 see NaN and inf as they are.
 """
 
+import functools
 import gc
+import hashlib
+from pathlib import Path
 
 import numba
-from numba.core import event
+from numba.core import caching, event
 
 kernel = numba.njit(cache=True, nogil=True, error_model="numpy")
 
@@ -67,3 +70,52 @@ def _ours(ev) -> bool:
 
 
 event.register("numba:compile", _CompileGC())
+
+
+# numba keys a cached function on its own source file only: a kernel inlines helpers and
+# constants from the other files of this package (and reads the workspace layout that
+# check_types.py declares), so an edit there would leave it loading stale machine code, with
+# an old layout or an old bound (an editable install after a pull, a developer's tree). The
+# locators below add a digest of every kernels/*.py to the stamp of the functions defined
+# here: any edit in the package recompiles them all. An installed package is rewritten
+# whole on upgrade anyway. Without numba's (private) locator list, numba's default holds.
+KERNELS_DIR = Path(__file__).resolve().parent
+
+
+@functools.lru_cache(maxsize=1)
+def package_stamp() -> bytes:
+    """sha256 over the names and contents of kernels/*.py (once per process)."""
+    h = hashlib.sha256()
+    for f in sorted(KERNELS_DIR.glob("*.py")):
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.digest()
+
+
+def _package_locator(base):
+    class Locator(base):
+        def get_source_stamp(self):
+            stamp = super().get_source_stamp()
+            if Path(self._py_file).resolve().parent == KERNELS_DIR:
+                return (stamp, package_stamp())
+            return stamp
+
+    Locator.__name__ = Locator.__qualname__ = f"Package{base.__name__}"
+    return Locator
+
+
+def _install_locators() -> bool:
+    try:
+        classes = caching.CacheImpl._locator_classes
+        mixin = caching._SourceFileBackedLocatorMixin
+    except AttributeError:
+        return False
+    if any(c.__name__.startswith("Package") for c in classes):
+        return True
+    caching.CacheImpl._locator_classes = [
+        _package_locator(c) if issubclass(c, mixin) else c for c in classes
+    ]
+    return True
+
+
+LOCATORS_INSTALLED = _install_locators()
