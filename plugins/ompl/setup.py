@@ -165,15 +165,16 @@ def solve(setup, seconds: float):
     returns OMPL's `PlannerStatus`.
 
     For a time limit of 1 s or more, OMPL's `Planner::solve(double)` evaluates the limit in
-    a thread of its own and joins that thread when the planner returns, which waits out the
-    thread's current sleep: ~1 ms added to a solve, however quickly the planner finishes
-    (`python -m demos.bench_checker`: RRTConnect solving at once with motion checks of 0.1
-    or 1 ms, 0.8 and 1.3 ms more than through this function; nothing when the planner ends
-    before the thread starts). That is a quarter of a typical certified Panda solve. This
-    passes `ob.timedPlannerTerminationCondition(seconds)`, which the planner reads in its
-    own loop (what OMPL does for limits under 1 s): the same limit, no thread. A planner
-    iteration that outlasts the limit overruns it by that iteration; the plugin's callbacks
-    take microseconds."""
+    a thread of its own, which sleeps 1 ms at a time, and joins that thread when the planner
+    returns, waiting out the rest of its sleep: 0.2-1.2 ms added to a solve, however quickly
+    the planner finishes (`python -m demos.bench_checker`: OMPL's time outside the
+    validators for RRTConnect solving at once, 0.2-0.8 ms through `ss.solve(1.0)` against
+    0.01-0.02 ms through this function; in the planning benchmark, on the same trees, the
+    median problem got ~1.2 ms faster). That is a quarter of a typical certified Panda
+    solve. This passes `ob.timedPlannerTerminationCondition(seconds)`, which the planner
+    reads in its own loop (what OMPL does for limits under 1 s): the same limit, no thread.
+    A planner iteration that outlasts the limit overruns it by that iteration; the plugin's
+    callbacks take microseconds."""
     seconds = float(seconds)
     if not seconds > 0.0 or math.isinf(seconds):
         raise ValueError(f"seconds must be a positive finite number, got {seconds!r}")
