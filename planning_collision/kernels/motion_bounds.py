@@ -74,8 +74,8 @@ def motion_bounds(R, q0, q1, out):
 def growth(start, term, weight, dqa, b):
     """B of body b (module doc) for joint-space steps |q1 - q0| = dqa: terms
     [start[b], start[b + 1]) of `term` (rows: sphere link, joint link or -1 for a prismatic
-    joint, configuration index) and `weight` (rows: |mult|, speed), grouped by sphere link,
-    each group root first."""
+    joint, configuration index) and `weight` (rows: |mult|, speed, mult), grouped by sphere
+    link, each group root first."""
     s = 0.0
     tail = 0.0
     cur = -1
