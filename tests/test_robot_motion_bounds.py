@@ -208,7 +208,7 @@ def test_local_bound_holds_around_the_posed_configuration(name, rng):
     than S(s) h + alpha h^2 / 2 (world frame), and for a self pair the two links'
     displacements in their LCA frame add up to no more than the pair's. A is below the
     global rate mu, and S below A, on most motions, else they would not be worth their cost."""
-    from planning_collision.kernels.motion_bounds import accel, growth, rate
+    from planning_collision.kernels.motion_bounds import growth, rate
     from planning_collision.robot.geometry import link_spheres
 
     if name in ("panda", "ur5"):
@@ -240,8 +240,7 @@ def test_local_bound_holds_around_the_posed_configuration(name, rng):
             frames[c] = np.linalg.inv(T[:, c])
         for b, (la, lb, c) in enumerate(bodies):
             A, S = rate(start, term, weight, centre, radius, axis, T[s], dqa, q1 - q0, b)
-            B = growth(start, term, weight, dqa, b)
-            alpha = accel(start, term, weight, dqa, b)
+            B, alpha = growth(start, term, weight, dqa, b)
             _positions(T, frames[c], vlink, vpts, P)
             moved = np.zeros(N_TIMES)
             for li in (la, lb) if lb >= 0 else (la,):

@@ -53,7 +53,7 @@ from .checker import (
     unpack,
 )
 from .clock import monotonic_ns
-from .motion_bounds import accel, growth, rate, reach, window
+from .motion_bounds import growth, rate, reach, window
 from .self_tables import table_intervals
 
 DISCRETE = 0
@@ -310,8 +310,9 @@ def _motion_bounds(robot, buf, q0, q1):
         for k in range(R.shape[1]):
             s += R[b, k] * dqa[k]
         buf.mu[b] = s
-        buf.growth[b, 0] = growth(robot.term_start, robot.term, robot.term_w, dqa, b)
-        buf.growth[b, 1] = accel(robot.term_start, robot.term, robot.term_w, dqa, b)
+        B, alpha = growth(robot.term_start, robot.term, robot.term_w, dqa, b)
+        buf.growth[b, 0] = B
+        buf.growth[b, 1] = alpha
         top = max(top, s)
     return top
 

@@ -41,7 +41,7 @@ w_k W_k). On the motions RRTConnect asks about (Panda, MBM scenes), S is ~3.4x b
 ~2.5x below A (median), and the true displacement within h of the middle is 1.3x below the
 least of the three bounds at h = 0.03, 1.8x at 0.1, 3.6x at 0.5 (where alpha dominates).
 
-`rate` gives (A, S) at the posed configuration, `growth` B and `accel` alpha for an edge;
+`rate` gives (A, S) at the posed configuration, `growth` (B, alpha) for an edge;
 `window` the largest h the three bounds allow for a clearance delta, `reach` how far they
 let a body move. On RRTConnect edges on MBM scenes (Panda), at the middle of the edge, A's
 window is 1.35x the global bound's for links and 1.45x for self pairs (median). S cut the
@@ -72,48 +72,30 @@ def motion_bounds(R, q0, q1, out):
 
 @inline_kernel
 def growth(start, term, weight, dqa, b):
-    """B of body b (module doc) for joint-space steps |q1 - q0| = dqa: terms
+    """(B, alpha) of body b (module doc) for joint-space steps |q1 - q0| = dqa: terms
     [start[b], start[b + 1]) of `term` (rows: sphere link, joint link or -1 for a prismatic
     joint, configuration index) and `weight` (rows: |mult|, speed, mult), grouped by sphere
-    link, each group root first."""
-    s = 0.0
-    tail = 0.0
+    link, each group root first. One pass over each group, root first, with W_j the sum of
+    w over its revolute joints before j: B = sum_j w_j R_j W_j, and alpha = B + sum over
+    revolute j of w_j R_j (W_j + w_j) + sum over prismatic j of w_j W_j (the module doc's
+    sums, reordered)."""
+    B = 0.0
+    extra = 0.0
+    W = 0.0
     cur = -1
-    for j in range(start[b + 1] - 1, start[b] - 1, -1):
+    for j in range(start[b], start[b + 1]):
         if term[j, 0] != cur:
             cur = term[j, 0]
-            tail = 0.0
+            W = 0.0
         w = weight[j, 0] * dqa[term[j, 2]]
+        R = weight[j, 1]
+        B += w * R * W
         if term[j, 1] >= 0:
-            s += w * tail
-        tail += w * weight[j, 1]
-    return s
-
-
-@inline_kernel
-def accel(start, term, weight, dqa, b):
-    """alpha of body b (module doc): a bound on the acceleration of any point of the body
-    along the edge, per unit t^2, for steps |q1 - q0| = dqa (`growth`'s terms)."""
-    s = 0.0
-    j = start[b]
-    end = start[b + 1]
-    while j < end:
-        g = j  # the group of rows [j, g): one sphere link's joints, root first
-        suffix = 0.0  # sum over the group's joints i >= the current one of w_i R_i
-        while g < end and term[g, 0] == term[j, 0]:
-            suffix += weight[g, 0] * dqa[term[g, 2]] * weight[g, 1]
-            g += 1
-        before = 0.0  # sum of the revolute joints' w before the current one
-        for i in range(j, g):
-            w = weight[i, 0] * dqa[term[i, 2]]
-            if term[i, 1] >= 0:
-                s += w * (before * weight[i, 1] + suffix)
-                before += w
-            else:
-                s += w * before
-            suffix -= w * weight[i, 1]
-        j = g
-    return s
+            extra += w * R * (W + w)
+            W += w
+        else:
+            extra += w * W
+    return B, B + extra
 
 
 @inline_kernel
