@@ -20,7 +20,8 @@ each MotionBenchMaker set (../shared/data/mbm/panda):
    boolean probes: the free ones are what a certificate costs). Then OMPL's own time per
    solve (outside the validators) through `ss.solve(1.0)` and through
    `plugins.ompl.solve(ss, 1.0)` (no timer thread), with validators that accept everything
-   and take a fixed time (`bench_solve_overhead`).
+   and take a fixed time (`bench_solve_overhead`); and how much tighter the local motion
+   rates are than the global bound at the middle of the edges (`bound_ratios`).
 3. **Caches**: the same edge sequence with ``cache=True`` (endpoint distances, GJK warm
    starts), with front lists added (``front_lists=True``) and with ``cache=False``: BV
    tests, distance queries and time per edge.
@@ -289,6 +290,37 @@ def bench_edges(worlds, edges, n_peer: int, rng) -> dict:
     return {"methods": res, "cache": cache, "peer": peer, "n": n}
 
 
+def bound_ratios(worlds, edges, n: int = 2000) -> dict:
+    """How much tighter the local rates are than the global bound mu at the middle of the
+    recorded edges (kernels/motion_bounds.py): medians of mu / A and mu / S over the moving
+    bodies, links against the scene and self pairs apart."""
+    import planning_collision as pc
+    from planning_collision.kernels.motion_bounds import rate
+
+    out = {"links": ([], []), "self pairs": ([], [])}
+    checkers = {}
+    for w, q0, q1 in edges[:n]:
+        _, robot, scene, _ = worlds[w]
+        if w not in checkers:
+            checkers[w] = pc.CollisionChecker(robot, scene)._current().robot
+        r = checkers[w]
+        dqa, dq = np.abs(q1 - q0), q1 - q0
+        poses = robot.fk_array(0.5 * (q0 + q1))
+        mu = r.R @ dqa
+        nl = r.body_link.shape[0]
+        for b in range(r.R.shape[0]):
+            if mu[b] <= 0.0:
+                continue
+            A, S = rate(
+                r.term_start, r.term, r.term_w, r.sphere_c, r.sphere_r, r.model.axis, poses,
+                dqa, dq, b,
+            )  # fmt: skip
+            kind = out["links" if b < nl else "self pairs"]
+            kind[0].append(mu[b] / A)
+            kind[1].append(mu[b] / S)
+    return {k: (float(np.median(a)), float(np.median(v))) for k, (a, v) in out.items() if a}
+
+
 def bench_solve_overhead(world, spins=(0.0, 1e-4, 1e-3), repeats: int = 40) -> dict:
     """OMPL's own time per solve (outside the validators), through `ss.solve(1.0)` (OMPL's
     timer thread) and `plugins.ompl.solve(ss, 1.0)`, alternately: RRTConnect on the world's
@@ -398,6 +430,12 @@ def main(argv=None) -> int:
     dt = time.perf_counter() - t1
     print(f"\nEdges: {len(edges)} motions RRTConnect asked to check (recorded in {dt:.0f} s)")
     e = bench_edges(worlds, edges, a.peer_edges, rng)
+    ratios = bound_ratios(worlds, edges)
+    print(
+        "motion bounds at the middle of the edges, median mu / A and mu / S (A: the local "
+        "rate, S: the link's speed as a rigid body): "
+        + ", ".join(f"{k} {x:.2f}x, {y:.2f}x" for k, (x, y) in ratios.items())
+    )
     peer_med = np.median(e["peer"]["t"]) * 1e6 if e["peer"]["t"] else float("nan")
     print(
         f"{'method':40s} {'median us':>10s} {'mean us':>9s} {'queries/edge':>13s} {'valid':>7s} "

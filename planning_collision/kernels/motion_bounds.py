@@ -37,9 +37,10 @@ p moves at sum_{j >= k} th_j a_j x (p - o_j), so
     S(s) h + alpha h^2 / 2,   alpha = sum_k w_k (W_k R_k + sum_{j >= k} w_j R_j)
 
 with W_k the sum of w_j over the revolute joints j before k (a prismatic joint k adds
-w_k W_k). On the motions RRTConnect asks about (Panda, MBM scenes), S is ~3.4x below mu and
-~2.5x below A (median), and the true displacement within h of the middle is 1.3x below the
-least of the three bounds at h = 0.03, 1.8x at 0.1, 3.6x at 0.5 (where alpha dominates).
+w_k W_k). On the motions RRTConnect asks about (Panda, MBM scenes), at their middle, S is
+2.4x below mu where A is 1.4-1.5x (median over the bodies; `python -m demos.bench_checker`
+prints it); over long intervals alpha dominates, and the bound stays well above the
+true displacement.
 
 `rate` gives (A, S) at the posed configuration, `growth` (B, alpha) for an edge;
 `window` the largest h the three bounds allow for a clearance delta, `reach` how far they
