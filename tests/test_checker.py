@@ -93,18 +93,28 @@ def test_padding_makes_states_closer_than_it_collisions(panda, rng):
     assert got.sum() < plain.is_valid_batch(Q).sum()
 
 
-def test_clearance_and_link_distances_agree_with_the_pair_queries(panda, checker, rng):
+@pytest.mark.parametrize("rigid", [True, False], ids=["rigid-bodies", "per-link"])
+def test_clearance_and_link_distances_agree_with_the_pair_queries(panda, checker, rng, rigid):
+    """Per body: the least distance of its links' pieces to the scene, and of its checked
+    self pairs (with rigid bodies, the Panda's link7, hand and fingers are one body, and
+    the pairs within it, which never move, are not checked)."""
+    ch = checker if rigid else pc.CollisionChecker(panda, checker.scene, rigid_bodies=False)
     Q = panda.random_configurations(40, rng)
-    Q = Q[checker.is_valid_batch(Q)][:10]
-    pairs = panda.self_collision_pairs()
+    Q = Q[ch.is_valid_batch(Q)][:10]
+    body = {n: n for n in panda.link_names}
+    if rigid:
+        for n in ("panda_hand", "panda_leftfinger", "panda_rightfinger"):
+            body[n] = "panda_link7"
+    pairs = [(a, b) for a, b in panda.self_collision_pairs()]
+    pairs = [(a, b) for a, b in pairs if body[panda.link_names[a]] != body[panda.link_names[b]]]
+    assert len(pairs) == (22 if rigid else 23)  # less the held fingers
     c = panda.collision
     for q in Q:
         P = panda.piece_poses(q)
-        per_link = {}
+        per_body = {}
         for k, p in enumerate(panda.pieces):
-            r = checker.scene.min_distance(p.shape, P[k])
-            li = panda.link_index[p.link]
-            per_link[li] = min(per_link.get(li, np.inf), r.distance)
+            r = ch.scene.min_distance(p.shape, P[k])
+            per_body[body[p.link]] = min(per_body.get(body[p.link], np.inf), r.distance)
         self_d = [
             min(
                 pc.distance(panda.pieces[i].shape, P[i], panda.pieces[j].shape, P[j]).distance
@@ -113,13 +123,14 @@ def test_clearance_and_link_distances_agree_with_the_pair_queries(panda, checker
             )
             for a, b in pairs
         ]
-        ref = min(min(per_link.values()), min(self_d))
-        assert checker.clearance(q) == pytest.approx(ref, abs=1e-7)
-        ld = checker.link_distances(q)
+        ref = min(min(per_body.values()), min(self_d))
+        assert ch.clearance(q) == pytest.approx(ref, abs=1e-7)
+        ld = ch.link_distances(q)
+        assert len(ld["links"]) == (8 if rigid else 11)
         for name, d in zip(ld["links"], ld["scene"], strict=True):
-            assert d == pytest.approx(per_link[panda.link_index[name]], abs=1e-7)
+            assert d == pytest.approx(per_body[name.split("+")[0]], abs=1e-7)
         assert np.min(ld["distance"]) == pytest.approx(ref, abs=1e-7)
-        far = checker.link_distances(q, max_distance=0.05)
+        far = ch.link_distances(q, max_distance=0.05)
         assert np.all((far["scene"] == np.inf) | (far["scene"] <= 0.05))
 
 

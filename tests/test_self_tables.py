@@ -12,6 +12,7 @@ import pytest
 
 import planning_collision as pc
 from planning_collision.checker import self_tables
+from planning_collision.robot.rigid import rigid_bodies
 from tests.conftest import load_panda
 
 FINGERS = {"panda_finger_joint1": 0.04, "panda_finger_joint2": 0.04}
@@ -24,7 +25,17 @@ def panda():
 
 @pytest.fixture(scope="module")
 def checker(panda):
+    """One body per link: the Panda's wrist has four pairs with tables here."""
+    return pc.CollisionChecker(panda, pc.Scene(), rigid_bodies=False)
+
+
+@pytest.fixture(scope="module")
+def rigid(panda):
+    """Rigid bodies (link7, the hand and the fingers one body), as checkers are built."""
     return pc.CollisionChecker(panda, pc.Scene())
+
+
+HAND = "panda_link7+panda_hand+panda_leftfinger+panda_rightfinger"
 
 
 def _lookup(r, j, q):
@@ -49,23 +60,30 @@ def _pair_distance(robot, a, b, q):
     )
 
 
-def test_the_panda_wrist_pairs_get_tables(checker):
+def _tabled(checker) -> set:
     m = checker._current()
-    r = m.robot
-    names = {m.body_names[m.n_links + j] for j in np.flatnonzero(r.pt_start >= 0)}
+    return {m.body_names[m.n_links + j] for j in np.flatnonzero(m.robot.pt_start >= 0)}
+
+
+def test_the_panda_wrist_pairs_get_tables(checker, rigid):
+    names = _tabled(checker)
     assert {"panda_link5|panda_link7", "panda_link5|panda_hand"} <= names
     assert "panda_leftfinger|panda_rightfinger" in names  # held fingers: one cell
     assert "panda_link0|panda_link7" not in names  # seven joints apart: no table
+    assert _tabled(rigid) == {f"panda_link5|{HAND}"}  # the fingers' pair is inside a body
 
 
-def test_a_cell_bound_never_exceeds_the_pair_distance(panda, checker):
+@pytest.mark.parametrize("bodies", ["per-link", "rigid"])
+def test_a_cell_bound_never_exceeds_the_pair_distance(panda, checker, rigid, bodies):
     """At random configurations and on grid lines (both neighbouring cells' bounds), near
     and inside the wrist's self-collisions, the bound is <= the pair queries' distance (<= 0
     where the pair overlaps)."""
     rng = np.random.default_rng(5)
+    if bodies == "rigid":
+        checker, panda = rigid, rigid_bodies(panda)
     m = checker._current()
     r = m.robot
-    Q = panda.random_configurations(300, rng)
+    Q = panda.random_configurations(300 if bodies == "per-link" else 1200, rng)  # 4 or 1 pairs
     checked = clear = 0
     for j in np.flatnonzero(r.pt_start >= 0):
         a, b = (int(x) for x in r.pairs[j])
@@ -145,7 +163,7 @@ def _hidden_collision_edge(panda, rng, t):
     return q0, q1, Q
 
 
-def test_edges_across_wrist_self_collisions_are_never_called_free(panda, checker):
+def test_edges_across_wrist_self_collisions_are_never_called_free(panda, checker, rigid):
     """In an empty scene, motions of joints 6 and 7 alone across a wrist self-collision
     that lies between the states the dichotomy probes first (so only the tables' intervals
     send it looking there) are all called colliding, with dense sampling of the exact
@@ -162,6 +180,7 @@ def test_edges_across_wrist_self_collisions_are_never_called_free(panda, checker
         q0, q1, Q = got
         assert panda.count_self_collisions(Q).sum() > 0
         assert not checker.check_edge(q0, q1).valid, (q0, q1)
+        assert not rigid.check_edge(q0, q1).valid, (q0, q1)
         hidden += 1
         if hidden == 15:
             break
@@ -175,6 +194,7 @@ def test_edges_across_wrist_self_collisions_are_never_called_free(panda, checker
         truth = panda.count_self_collisions(np.clip(q0 + t * (q1 - q0), lo, hi)).sum() > 0
         r = checker.check_edge(q0, q1)
         assert not (r.valid and truth), (q0, q1)
+        assert not (rigid.check_edge(q0, q1).valid and truth), (q0, q1)
         free += not truth
         called_free += r.valid
     assert free >= 50 and called_free >= 0.9 * free
@@ -185,16 +205,16 @@ def test_tables_are_read_back_from_the_cache_and_a_damaged_file_is_rebuilt(
 ):
     monkeypatch.setenv("PLANNING_COLLISION_CACHE", str(tmp_path))
     monkeypatch.setattr(self_tables, "_TABLES", {})
-    first = pc.CollisionChecker(panda, pc.Scene())._current().robot.pt_lb
+    first = pc.CollisionChecker(panda, pc.Scene(), rigid_bodies=False)._current().robot.pt_lb
     files = sorted(tmp_path.glob("pairtable-*.npz"))
     assert len(files) == 5
     monkeypatch.setattr(self_tables, "_TABLES", {})
-    again = pc.CollisionChecker(panda, pc.Scene())._current().robot.pt_lb
+    again = pc.CollisionChecker(panda, pc.Scene(), rigid_bodies=False)._current().robot.pt_lb
     np.testing.assert_array_equal(first, again)
     files[0].write_bytes(b"not a table")
     monkeypatch.setattr(self_tables, "_TABLES", {})
     with caplog.at_level(logging.WARNING):
-        rebuilt = pc.CollisionChecker(panda, pc.Scene())._current().robot.pt_lb
+        rebuilt = pc.CollisionChecker(panda, pc.Scene(), rigid_bodies=False)._current().robot.pt_lb
     assert "unreadable self-pair table" in caplog.text
     np.testing.assert_array_equal(first, rebuilt)
 
@@ -219,13 +239,14 @@ def test_a_joint_held_by_its_limits_is_no_table_axis():
     """Joint 7 limited to one value: the wrist pairs' tables have one axis (joint 6), and
     they change no state answer."""
     robot = load_panda(FINGERS, joint_limits={"panda_joint7": (0.5, 0.5)})
-    checker = pc.CollisionChecker(robot, pc.Scene())
-    r = checker._current().robot
-    used = r.pt_start >= 0
-    assert (r.pt_q[used, 1] == -1).all() and (r.pt_n[used, 0] > 1).sum() == 4
     Q = robot.random_configurations(2000, np.random.default_rng(4))
-    plain = pc.CollisionChecker(robot, pc.Scene(), self_tables=False)
-    np.testing.assert_array_equal(checker.is_valid_batch(Q), plain.is_valid_batch(Q))
+    for rigid, tables in ((False, 4), (True, 1)):
+        checker = pc.CollisionChecker(robot, pc.Scene(), rigid_bodies=rigid)
+        r = checker._current().robot
+        used = r.pt_start >= 0
+        assert (r.pt_q[used, 1] == -1).all() and (r.pt_n[used, 0] > 1).sum() == tables
+        plain = pc.CollisionChecker(robot, pc.Scene(), self_tables=False, rigid_bodies=rigid)
+        np.testing.assert_array_equal(checker.is_valid_batch(Q), plain.is_valid_batch(Q))
 
 
 @pytest.mark.parametrize("name", ["panda", "ur5"])

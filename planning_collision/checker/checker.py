@@ -100,6 +100,13 @@ class CollisionChecker:
     self_tables : read the self pairs moved by at most two joints from their clearance
         tables first (checker/self_tables.py; built on the first call, ~1 s once per robot,
         then cached per user). False: their geometry at every query (an oracle for them).
+    rigid_bodies : check links joined by fixed or held joints (a gripper's hand and
+        fingers and the link they hang on) as one body (robot/rigid.py): one scene query
+        where there were several, one self pair per pair of bodies (the Panda's 23 pairs
+        become 10), and pairs within a body, which never move, unchecked. Same answers
+        except for such a pair touching, which would make every configuration collide.
+        `link_distances` and `body_names` then name a body by its links joined by "+".
+        False: one body per collision link.
     """
 
     def __init__(
@@ -113,6 +120,7 @@ class CollisionChecker:
         resolution: float = 0.01,
         front_lists: bool = False,
         self_tables: bool = True,
+        rigid_bodies: bool = True,
     ):
         self.robot = robot
         self.scene = scene
@@ -123,6 +131,7 @@ class CollisionChecker:
         self.cache = bool(cache)
         self.front_lists = bool(front_lists)
         self.self_tables = bool(self_tables)
+        self.rigid_bodies = bool(rigid_bodies)
         self._front = E.FRONT_REACH if self.front_lists else 0.0  # the kernels' `front`
         self._shape = (int(robot.dof),)
         if not robot.pieces:
@@ -142,7 +151,13 @@ class CollisionChecker:
         """The model of the robot and scene as they are now. Without `tables` (at
         construction) the self-pair tables are left for the first call (`_current`): their
         first build compiles a distance kernel, which belongs to the first call's compile."""
-        m = build_model(self.robot, self.scene, self.self_collision, tables and self.self_tables)
+        m = build_model(
+            self.robot,
+            self.scene,
+            self.self_collision,
+            tables and self.self_tables,
+            self.rigid_bodies,
+        )
         if self.self_tables and not tables:
             m = dataclasses.replace(m, robot_version=-1)  # `_current` rebuilds it, with them
         self._model = m
@@ -285,13 +300,14 @@ class CollisionChecker:
         return float(rows[:, 0].min()) if len(rows) else math.inf
 
     def link_distances(self, q, max_distance: float = np.inf) -> dict:
-        """Per collision link at q: its distance to the scene and the nearest obstacle's
-        id, and its distance to its checked self-collision partners and the nearest one.
+        """Per collision link at q (per rigid body with `rigid_bodies`: its links joined by
+        "+"): its distance to the scene and the nearest obstacle's id, and its distance to
+        its checked self-collision partners and the nearest one.
 
         max_distance : m; distances beyond it are not refined (reported as inf).
         Returns {"links", "scene", "object", "self", "partner", "distance"}: arrays over
-        collision links (names; m; obstacle id or -1; m; partner link name or ""; the
-        smaller of the two)."""
+        bodies (names; m; obstacle id or -1; m; partner body name or ""; the smaller of
+        the two)."""
         m = self._current()
         md = float(max_distance)
         rows = self._distances(q, np.full(len(m.body_names), md))

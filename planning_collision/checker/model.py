@@ -2,7 +2,8 @@
 address tables the compiled entry points take (kernels/handles.py, kernels/checker.py).
 
 Bodies: the robot's collision links first (each against the scene), then the checked
-self-collision pairs (the ACM's complement), each with its motion-bound row.
+self-collision pairs (the ACM's complement), each with its motion-bound row. By default a
+link body is a rigid body (robot/rigid.py): links joined by fixed or held joints, one body.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ..kernels.handles import array_table, rows
 from ..kernels.scratch import WARM_SLOTS, new_scratch
 from ..robot.cache import derived_cache_file
 from ..robot.geometry import link_spheres
+from ..robot.rigid import rigid_bodies
 from ..scene import Scene
 from .bounds import OUTER_POINTS, piece_bounds
 from .self_tables import no_tables, pair_tables
@@ -33,8 +35,9 @@ class CheckModel:
     """A robot and a scene as the checker's kernels see them.
 
     robot : CheckRobot arrays; scene : the scene's FlatScene; table : their address table;
-    body_names : a name per body ("panda_link3", "panda_link1|panda_link5"); n_links :
-    the number of link bodies; robot_version, scene_version : what it was built from.
+    body_names : a name per body ("panda_link3", "panda_link1|panda_link5", a rigid body's
+    links joined by "+"); n_links : the number of link bodies; robot_version,
+    scene_version : what it was built from.
     """
 
     robot: CheckRobot
@@ -68,9 +71,13 @@ def _local_bounds(robot, links, pairs) -> tuple:
     return centre, radius, start, term, weight
 
 
-def build_model(robot, scene, self_collision: bool, tables: bool = True) -> CheckModel:
+def build_model(
+    robot, scene, self_collision: bool, tables: bool = True, rigid: bool = True
+) -> CheckModel:
     """The flat model of `robot` in `scene` (checking the ACM's pairs when self_collision;
-    with their clearance tables, checker/self_tables.py, unless `tables` is False)."""
+    with their clearance tables, checker/self_tables.py, unless `tables` is False; one body
+    per rigid body when `rigid`, else per collision link)."""
+    robot = rigid_bodies(robot) if rigid else robot
     c = robot.collision
     links = np.asarray(robot.collision_links, np.int32)
     pairs = robot.self_collision_pairs() if self_collision else np.zeros((0, 2), np.int32)
@@ -101,8 +108,8 @@ def build_model(robot, scene, self_collision: bool, tables: bool = True) -> Chec
     )
     flat = scene.build()
     row_list = rows(check_robot) + rows(flat)
-    names = robot.link_names
-    body_names = tuple(names[i] for i in links) + tuple(f"{names[a]}|{names[b]}" for a, b in pairs)
+    name = getattr(robot, "body_name", robot.link_names.__getitem__)
+    body_names = tuple(name(i) for i in links) + tuple(f"{name(a)}|{name(b)}" for a, b in pairs)
     return CheckModel(
         check_robot,
         flat,
@@ -119,7 +126,7 @@ def pair_distances(robot, Q, bodies, cap: float) -> np.ndarray:
     """(len(Q), len(bodies)) lower bounds on the self-pair bodies' distances at the
     configurations Q, exact up to cap (a farther one reads cap): the checker's own kernel
     on the robot alone, without tables (this is what builds them)."""
-    model = build_model(robot, Scene(), True, tables=False)
+    model = build_model(robot, Scene(), True, tables=False, rigid=False)
     ws = CheckWorkspace(model, cache=False)
     need = np.zeros(len(model.body_names))
     need[bodies] = cap

@@ -12,9 +12,10 @@ the robot: they are kept per process and in the per-user cache (robot/cache.py,
 ``pairtable-<key>.npz``; none when the robot was loaded with ``cache_dir=False``), keyed by
 its geometry, kinematics and the grid settings.
 
-On the Panda the four pairs of link5 with link7, the hand and the fingers (2-4 cm apart by
-design, tested with GJK at every state before) share one 256 x 256 grid over joints 6 and
-7, and the two fingers (held) a single cell.
+On the Panda, link5 and the body of link7, the hand and the fingers (2-4 cm apart by
+design, tested with GJK at every state before) get a 256 x 256 grid over joints 6 and 7;
+checked per link (``rigid_bodies=False``), its four pairs share one, and the two held
+fingers get a single cell.
 """
 
 from __future__ import annotations

@@ -56,14 +56,17 @@ def link_status(scene, robot, q, checker=None) -> dict[str, LinkStatus]:
     scene and its nearest obstacle in one compiled call; a link is colliding when it touches
     an obstacle or a checked self-collision partner. The checker finds overlaps without
     measuring them, so for links touching an obstacle the clearance is the depth from the
-    scene's own queries on their pieces (``scene.min_distance``)."""
+    scene's own queries on their pieces (``scene.min_distance``). A checker with
+    `rigid_bodies` gives each link its body's row: colliding when the body is, and the
+    body's clearance (a lower bound on the link's) unless the link touches an obstacle."""
     from ..checker import CollisionChecker
 
-    checker = checker or CollisionChecker(robot, scene)
+    checker = checker or CollisionChecker(robot, scene, rigid_bodies=False)
     r = checker.link_distances(q)
     rows = {
         name: (float(d), int(obj), float(sd))
-        for name, d, obj, sd in zip(r["links"], r["scene"], r["object"], r["self"], strict=True)
+        for body, d, obj, sd in zip(r["links"], r["scene"], r["object"], r["self"], strict=True)
+        for name in body.split("+")
     }
     touching = {name for name, (d, _, _) in rows.items() if d <= 0.0}
     depth: dict[str, tuple[float, int | None]] = {}

@@ -119,7 +119,8 @@ class Viewer:
             if has_obstacles and self.checker is None:
                 from ..checker import CollisionChecker
 
-                self.checker = CollisionChecker(self.robot, self.scene)
+                # one body per link: each link gets its own colour and clearance
+                self.checker = CollisionChecker(self.robot, self.scene, rigid_bodies=False)
             self.status = (
                 link_status(self.scene, self.robot, q, self.checker) if has_obstacles else {}
             )
