@@ -10,8 +10,8 @@ RRT-like motions in the scene (a valid state, a random step of 0.05-1.5 rad).
 The oracle: 2,001 evenly spaced states per edge checked on the checker's link models (whose
 every mesh triangle lies inside them: tests/test_robot_geometry.py, so a state colliding on
 the meshes collides on the models too: this oracle is at least as strict as the meshes),
-every self pair by its geometry (``self_tables=False``: the clearance tables are under test
-too), and on ``--mesh-edges`` of the edges, 501 states with python-fcl on the exact meshes.
+every link and every checked link pair by its own geometry (``self_tables=False``,
+``rigid_bodies=False``: the clearance tables and the rigid bodies are under test too), and on ``--mesh-edges`` of the edges, 501 states with python-fcl on the exact meshes.
 
 Counted per method: false negatives (called free, the oracle finds a collision: must be 0
 for "dichotomy" and "ca"), false alarms (called colliding while every dense state is at
@@ -66,7 +66,8 @@ def certify_world(name, robot, scene, n_edges: int, rng, eta: float, counts: dic
     n_thin = n_edges // 4
     thin_scene, thin = thin_obstacles(robot, rng, n_thin, base_scene=scene)
     checker = pc.CollisionChecker(robot, thin_scene, eta=eta)
-    oracle = pc.CollisionChecker(robot, thin_scene, eta=eta, self_tables=False)
+    # the oracle's states: every link and checked link pair apart, every pair by its geometry
+    oracle = pc.CollisionChecker(robot, thin_scene, eta=eta, self_tables=False, rigid_bodies=False)
     edges = thin + rrt_edges(checker, rng, n_edges - n_thin, step=(0.05, 1.5))
     mesh_idx = set(rng.choice(len(edges), min(n_mesh, len(edges)), replace=False).tolist())
     fcl_robot = None
