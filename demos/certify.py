@@ -11,7 +11,8 @@ The oracle: 2,001 evenly spaced states per edge checked on the checker's link mo
 every mesh triangle lies inside them: tests/test_robot_geometry.py, so a state colliding on
 the meshes collides on the models too: this oracle is at least as strict as the meshes),
 every link and every checked link pair by its own geometry (``self_tables=False``,
-``rigid_bodies=False``: the clearance tables and the rigid bodies are under test too), and on ``--mesh-edges`` of the edges, 501 states with python-fcl on the exact meshes.
+``rigid_bodies=False``: the clearance tables and the rigid bodies are under test too), and
+on ``--mesh-edges`` of the edges, 501 states with python-fcl on the exact meshes.
 
 Counted per method: false negatives (called free, the oracle finds a collision: must be 0
 for "dichotomy" and "ca"), false alarms (called colliding while every dense state is at
