@@ -71,6 +71,17 @@ def _local_bounds(robot, links, pairs) -> tuple:
     return centre, radius, start, term, weight
 
 
+def _posed_links(model, links):
+    """`model` cut after the last link the checker poses: the bodies' links and their
+    ancestors (links after those, as the Panda's hand and fingers once they ride on link7's
+    body, move nothing the checker reads: FK 399 -> 335 ns on the Panda, measured)."""
+    last = int(np.max(links)) if len(links) else 0  # parent[i] < i: ancestors come first
+    if last + 1 >= model.parent.shape[0]:
+        return model
+    per_link = ("parent", "jtype", "axis", "origin", "qidx", "mult", "offset")
+    return model._replace(**{f: getattr(model, f)[: last + 1] for f in per_link})
+
+
 def build_model(
     robot, scene, self_collision: bool, tables: bool = True, rigid: bool = True
 ) -> CheckModel:
@@ -89,7 +100,7 @@ def build_model(
     cap_p0 = np.ascontiguousarray(cap_pose[:, :3, 3] - h)
     cap_p1 = np.ascontiguousarray(cap_pose[:, :3, 3] + h)
     check_robot = CheckRobot(
-        robot.model,
+        _posed_links(robot.model, links),
         c.table,
         np.ascontiguousarray(c.piece_link, np.int32),
         np.ascontiguousarray(c.piece_pose, np.float64),
