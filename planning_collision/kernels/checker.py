@@ -369,11 +369,27 @@ def _scene_hit(hm, hw, fr, hit_flags, n_pieces, margin, delta):
 @inline_kernel
 def _sp(robot, buf):
     """What the self-pair checks read: (piece_poses, brad, pairs, link_start, cap_p0,
-    cap_p1, the capsules' params)."""
+    cap_p1, the capsules' params, link_poses, the links' balls' centres and radii)."""
     return (
         buf.piece_poses, robot.tab.brad, robot.pairs, robot.link_start, robot.cap_p0,
-        robot.cap_p1, robot.caps.params,
+        robot.cap_p1, robot.caps.params, buf.link_poses, robot.sphere_c, robot.sphere_r,
     )  # fmt: skip
+
+
+@inline_kernel
+def _ball_gap(sp, a, b):
+    """A lower bound on the distance between links a and b: their balls' gap (posed), or
+    -inf when either has a single piece (its piece's own ball is as cheap and tighter)."""
+    link_start = sp[3]
+    if link_start[a + 1] - link_start[a] == 1 and link_start[b + 1] - link_start[b] == 1:
+        return -math.inf
+    T, c, r = sp[7], sp[8], sp[9]
+    e = 0.0
+    for k in range(3):
+        xa = T[a, k, 0] * c[a, 0] + T[a, k, 1] * c[a, 1] + T[a, k, 2] * c[a, 2] + T[a, k, 3]
+        xb = T[b, k, 0] * c[b, 0] + T[b, k, 1] * c[b, 1] + T[b, k, 2] * c[b, 2] + T[b, k, 3]
+        e += (xa - xb) * (xa - xb)
+    return math.sqrt(e) - r[a] - r[b]
 
 
 @inline_kernel
@@ -381,12 +397,14 @@ def _self_hit(hm, hw, sp, tables, q, counts, margin):
     """posed_collides' self part: each checked pair by its clearance table (tables: the
     robot's pt_start and `grid`; q: the posed configuration), then its pieces by bounding
     balls, capsules, outer hulls, then the pieces themselves. sp: `_sp`."""
-    P, brad, pairs, link_start, cap_p0, cap_p1, cap_params = sp
+    P, brad, pairs, link_start, cap_p0, cap_p1, cap_params = sp[:7]
     for j in range(pairs.shape[0]):
         if table_floor(tables[0], tables[1], j, q) > margin:
             continue
         a = pairs[j, 0]
         b = pairs[j, 1]
+        if _ball_gap(sp, a, b) > margin:  # the hand's 10 pieces at once
+            continue
         for ia in range(np.int64(link_start[a]), np.int64(link_start[a + 1])):
             for ib in range(np.int64(link_start[b]), np.int64(link_start[b + 1])):
                 dx = P[ia, 0, 3] - P[ib, 0, 3]
@@ -478,12 +496,14 @@ def pair_distance_bound(hm, hw, sp, tmp, counts, j, need, floor):
     capsules first (a capsule distance past `_enough` is taken as the bound), then the outer
     hulls, the pieces only where those come within floor. sp: `_sp`; tmp, counts: the
     scratch's."""
-    P, brad, pairs, link_start, cap_p0, cap_p1, cap_params = sp
+    P, brad, pairs, link_start, cap_p0, cap_p1, cap_params = sp[:7]
     a = pairs[j, 0]
     b = pairs[j, 1]
     best = need
     final = 0
     enough = _enough(need, floor)
+    if _ball_gap(sp, a, b) > need:  # every piece pair's distance is at least this
+        return need, 0
     for ia in range(np.int64(link_start[a]), np.int64(link_start[a + 1])):
         for ib in range(np.int64(link_start[b]), np.int64(link_start[b + 1])):
             dx = P[ia, 0, 3] - P[ib, 0, 3]
