@@ -379,7 +379,7 @@ def _sp(robot, buf):
 @inline_kernel
 def _ball_gap(sp, a, b):
     """A lower bound on the distance between links a and b: their balls' gap (posed), or
-    -inf when either has a single piece (its piece's own ball is as cheap and tighter)."""
+    -inf when each is a single piece (the pieces' own balls are as cheap and tighter)."""
     link_start = sp[3]
     if link_start[a + 1] - link_start[a] == 1 and link_start[b + 1] - link_start[b] == 1:
         return -math.inf
@@ -395,8 +395,8 @@ def _ball_gap(sp, a, b):
 @inline_kernel
 def _self_hit(hm, hw, sp, tables, q, counts, margin):
     """posed_collides' self part: each checked pair by its clearance table (tables: the
-    robot's pt_start and `grid`; q: the posed configuration), then its pieces by bounding
-    balls, capsules, outer hulls, then the pieces themselves. sp: `_sp`."""
+    robot's pt_start and `grid`; q: the posed configuration), its bodies' balls, then its
+    pieces by bounding balls, capsules, outer hulls, then the pieces themselves. sp: `_sp`."""
     P, brad, pairs, link_start, cap_p0, cap_p1, cap_params = sp[:7]
     for j in range(pairs.shape[0]):
         if table_floor(tables[0], tables[1], j, q) > margin:
