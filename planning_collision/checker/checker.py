@@ -101,10 +101,11 @@ class CollisionChecker:
         tables first (checker/self_tables.py; built on the first call, ~1 s once per robot,
         then cached per user). False: their geometry at every query (an oracle for them).
     rigid_bodies : check links joined by fixed or held joints (a gripper's hand and
-        fingers and the link they hang on) as one body (robot/rigid.py): one scene query
-        where there were several, one self pair per pair of bodies (the Panda's 23 pairs
-        become 10), and pairs within a body, which never move, unchecked. Same answers
-        except for such a pair touching, which would make every configuration collide.
+        fingers and the link they hang on), when the ACM gives them the same checked
+        partners, as one body (robot/rigid.py): one scene query where there were several,
+        one self pair per pair of bodies (the Panda's 23 pairs become 10), and rigidly
+        joined pairs, which never move, unchecked. Same answers except for such a pair
+        touching, which would make every configuration collide.
         `link_distances` and `body_names` then name a body by its links joined by "+".
         False: one body per collision link.
     """

@@ -6,11 +6,14 @@ two fingers and link7 are one rigid body; the checker gains nothing from testing
 apart: against the scene one body costs one query where four did, and every self pair
 with a member becomes one pair with the body (the Panda's 23 checked pairs become 10).
 
-A pair of links inside one body keeps its distance forever: it collides in every
+A pair of links rigidly joined keeps its distance forever: it collides in every
 configuration or in none, so, as MoveIt's setup assistant allows pairs "always" or "never"
 in collision, it is not checked (the Panda's fingers held closed touch each other; checked
-per link, every configuration would be in self-collision). A pair of bodies is checked
-when the ACM checks any pair of their links: never fewer checks than per link.
+per link, every configuration would be in self-collision). Rigidly joined links share a
+body only when the ACM treats them alike (the same checked partners outside their group):
+then the ACM checks all pairs of links of two bodies or none, and the bodies' pair is
+checked exactly when theirs are (a Kinova's finger tips, allowed against link 4 where its
+fingers are not, stay bodies of their own).
 
 `rigid_bodies(robot)` gives the checker's view of a robot: a `Robot` sharing the robot's
 kinematics and ACM, with each body's pieces moved onto its first collision link (its
@@ -54,8 +57,9 @@ class RigidBodies(Robot):
     geometry_key : the robot's, marked as merged (tables cached per geometry differ).
     """
 
-    def __init__(self, robot: Robot, anchor: np.ndarray):
-        """anchor : (n_links,) the anchor link of each collision link's body."""
+    def __init__(self, robot: Robot, anchor: np.ndarray, roots: np.ndarray):
+        """anchor : (n_links,) the anchor link of each collision link's body; roots: each
+        link's rigid group (`rigid_roots`)."""
         self.__dict__.update(robot.__dict__)
         names = robot.link_names
         T = robot.fk_array(np.clip(np.zeros(robot.dof), robot.lower, robot.upper))
@@ -82,7 +86,7 @@ class RigidBodies(Robot):
         pairs = {
             (min(ra, rb), max(ra, rb))
             for a, b in robot.self_collision_pairs()
-            if (ra := int(anchor[a])) != (rb := int(anchor[b]))
+            if roots[a] != roots[b] and (ra := int(anchor[a])) != (rb := int(anchor[b]))
         }
         self._pairs = np.array(sorted(pairs), np.int32).reshape(-1, 2)
         tag = hashlib.sha1(np.asarray(anchor, np.int64).tobytes()).hexdigest()[:12]
@@ -100,15 +104,22 @@ class RigidBodies(Robot):
 
 
 def rigid_bodies(robot):
-    """The robot as the checker checks it: a `RigidBodies` view when some collision link
-    is rigidly joined to another link's body, else the robot itself (so is a view)."""
+    """The robot as the checker checks it: a `RigidBodies` view when some collision links
+    share a body (rigidly joined, alike in the ACM: module doc), else the robot itself (so
+    is a view)."""
     if isinstance(robot, RigidBodies):
         return robot
     roots = rigid_roots(robot.model)
+    checked: dict[int, set] = {}
+    for a, b in robot.self_collision_pairs():
+        if roots[a] != roots[b]:  # a pair within a group never moves: not a partner
+            checked.setdefault(int(a), set()).add(int(b))
+            checked.setdefault(int(b), set()).add(int(a))
     anchor = np.full(len(roots), -1)
-    first: dict[int, int] = {}
+    first: dict[tuple, int] = {}
     for li in robot.collision_links:  # in index order: a body's first link is its anchor
-        anchor[li] = first.setdefault(int(roots[li]), int(li))
+        key = (int(roots[li]), frozenset(checked.get(int(li), ())))
+        anchor[li] = first.setdefault(key, int(li))
     if len(first) == len(robot.collision_links):
         return robot
-    return RigidBodies(robot, anchor)
+    return RigidBodies(robot, anchor, roots)
