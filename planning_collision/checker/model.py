@@ -135,18 +135,20 @@ def build_model(
 
 def pair_distances(robot, Q, bodies, cap: float) -> np.ndarray:
     """(len(Q), len(bodies)) lower bounds on the self-pair bodies' distances at the
-    configurations Q, exact up to cap (a farther one reads cap): the checker's own kernel
-    on the robot alone, without tables (this is what builds them)."""
+    configurations Q (within the joint limits), exact up to cap (a farther one reads cap):
+    the checker's own kernels on the robot alone, without tables (this is what builds
+    them). Called from Python, `pose` and `body_distance` are the functions the edge checks
+    link in, not one more compiled entry point for a user's first call (~1.3 s)."""
     model = build_model(robot, Scene(), True, tables=False, rigid=False)
     ws = CheckWorkspace(model, cache=False)
-    need = np.zeros(len(model.body_names))
-    need[bodies] = cap
-    out = np.empty((len(model.body_names), 3))
+    hm, hw = model.table, ws.table
+    cap = float(cap)
+    bodies = [int(b) for b in bodies]
     d = np.empty((len(Q), len(bodies)))
     for i, q in enumerate(np.ascontiguousarray(Q, np.float64)):
-        if K.state_distances(model.table, ws.table, q, need, out) != K.FREE:
-            raise ValueError(f"self-pair tables: configuration {q} was refused")
-        d[i] = out[bodies, 0]
+        K.pose(hm, hw, q, K.YES)
+        for k, b in enumerate(bodies):
+            d[i, k] = K.body_distance(hm, hw, b, cap, cap, 0.0)[0]
     return d
 
 

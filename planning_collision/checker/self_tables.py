@@ -5,7 +5,7 @@ A checked self pair gets a table when at most two configuration coordinates lie 
 links (below their lowest common ancestor), none of them a continuous joint (the grid spans
 the joint limits). Its axes get cells fine enough that a cell's bound gives away at most
 `LOSS` per axis (R_u h_u <= LOSS), at most `MAX_CELLS` per axis. The distance at each cell
-centre comes from the checker's own kernel (`state_distances`) on the robot alone, resolved
+centre comes from the checker's own kernels (`pose`, `body_distance`) on the robot alone, resolved
 up to `CAP` (a farther cell reads CAP minus its loss); pairs moved by the same joints share
 one pass over the grid (about 0.7 s for the Panda's 65,536 cells). Tables depend only on
 the robot: they are kept per process and in the per-user cache (robot/cache.py,
