@@ -119,7 +119,7 @@ def build_model(
     )
     flat = scene.build()
     row_list = rows(check_robot) + rows(flat)
-    name = getattr(robot, "body_name", robot.link_names.__getitem__)
+    name = robot.body_name
     body_names = tuple(name(i) for i in links) + tuple(f"{name(a)}|{name(b)}" for a, b in pairs)
     return CheckModel(
         check_robot,

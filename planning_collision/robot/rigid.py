@@ -57,9 +57,9 @@ class RigidBodies(Robot):
     geometry_key : the robot's, marked as merged (tables cached per geometry differ).
     """
 
-    def __init__(self, robot: Robot, anchor: np.ndarray, roots: np.ndarray):
-        """anchor : (n_links,) the anchor link of each collision link's body; roots: each
-        link's rigid group (`rigid_roots`)."""
+    def __init__(self, robot: Robot, anchor: np.ndarray, pairs):
+        """anchor : (n_links,) the anchor link of each collision link's body; pairs: the
+        robot's checked link pairs between different rigid groups (so different bodies)."""
         self.__dict__.update(robot.__dict__)
         names = robot.link_names
         T = robot.fk_array(np.clip(np.zeros(robot.dof), robot.lower, robot.upper))
@@ -83,12 +83,8 @@ class RigidBodies(Robot):
         for li in robot.collision_links:
             members.setdefault(int(anchor[li]), []).append(names[li])
         self.members = {r: tuple(m) for r, m in members.items()}
-        pairs = {
-            (min(ra, rb), max(ra, rb))
-            for a, b in robot.self_collision_pairs()
-            if roots[a] != roots[b] and (ra := int(anchor[a])) != (rb := int(anchor[b]))
-        }
-        self._pairs = np.array(sorted(pairs), np.int32).reshape(-1, 2)
+        body_pairs = {tuple(sorted((int(anchor[a]), int(anchor[b])))) for a, b in pairs}
+        self._pairs = np.array(sorted(body_pairs), np.int32).reshape(-1, 2)
         tag = hashlib.sha1(np.asarray(anchor, np.int64).tobytes()).hexdigest()[:12]
         self.geometry_key = f"{robot.geometry_key}-rigid-{tag}"
 
@@ -110,11 +106,12 @@ def rigid_bodies(robot):
     if isinstance(robot, RigidBodies):
         return robot
     roots = rigid_roots(robot.model)
+    # a pair within a rigid group never moves: neither checked nor anyone's partner
+    pairs = [(int(a), int(b)) for a, b in robot.self_collision_pairs() if roots[a] != roots[b]]
     checked: dict[int, set] = {}
-    for a, b in robot.self_collision_pairs():
-        if roots[a] != roots[b]:  # a pair within a group never moves: not a partner
-            checked.setdefault(int(a), set()).add(int(b))
-            checked.setdefault(int(b), set()).add(int(a))
+    for a, b in pairs:
+        checked.setdefault(a, set()).add(b)
+        checked.setdefault(b, set()).add(a)
     anchor = np.full(len(roots), -1)
     first: dict[tuple, int] = {}
     for li in robot.collision_links:  # in index order: a body's first link is its anchor
@@ -122,4 +119,4 @@ def rigid_bodies(robot):
         anchor[li] = first.setdefault(key, int(li))
     if len(first) == len(robot.collision_links):
         return robot
-    return RigidBodies(robot, anchor, roots)
+    return RigidBodies(robot, anchor, pairs)

@@ -369,6 +369,11 @@ class Robot:
             and len(self.self_collision_pairs()) > 0
         )
 
+    def body_name(self, link: int) -> str:
+        """The name of link's checked body: the link's own (robot/rigid.py's view names a
+        rigid body by its links)."""
+        return self.link_names[int(link)]
+
     def self_collision_pairs(self) -> npt.NDArray[np.int32]:
         """(k, 2) link indices of collision-link pairs not in the ACM (a < b)."""
         cl = self.collision_links
