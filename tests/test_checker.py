@@ -433,18 +433,22 @@ def test_stats_count_states_edges_and_queries_and_reset(panda, rng):
 
 def test_the_checker_kernels_compile_once_each(panda, checker, rng):
     """Every call site passes the same argument types: a constant passed as a literal
-    (True, 0) would compile a kernel once more per value, seconds of a user's first call."""
+    (True, 0) would compile a kernel once more per value, seconds of a user's first call;
+    FK from Python (the robot's read-only model) and inside the checker (its model table's
+    views) are one compile."""
     from planning_collision.kernels import checker as K
     from planning_collision.kernels import edges as E
+    from planning_collision.kernels import fk as F
 
     q0, q1 = panda.random_configurations(2, rng)
+    panda.fk(q0)
     checker.is_valid(q0)
     checker.is_valid_batch(np.stack([q0, q1]))
     checker.link_distances(q0)
     for method in ("dichotomy", "ca", "discrete"):
         checker.check_edge(q0, q1, method=method)
     kernels = [K.query, K.self_test, K.pose, K.posed_collides, K.body_distance, K.state_check]
-    kernels += [K.state_distances, E.dichotomy, E.advance, E.discrete]
+    kernels += [K.state_distances, E.dichotomy, E.advance, E.discrete, F.fk, F.fk_link_poses]
     for k in kernels:
         # compiled here, or loaded from numba's cache (whose index lists what was compiled)
         sigs = set(k.signatures) | {key[0] for key in k._cache._cache_file._load_index()}
