@@ -73,3 +73,64 @@ def test_a_kernels_cache_stamp_covers_every_file_of_the_package(tmp_path, monkey
     finally:
         monkeypatch.undo()
         _jit.package_stamp.cache_clear()
+
+
+# (kernel, parameter) typed as a literal by design: a traversal's `depth` picks the pair
+# query with or without penetration depth (EPA) when it is compiled (kernels/traversal.py)
+WANTED = {("traverse", "depth")}
+
+
+def test_no_kernel_is_compiled_for_a_literal_constant():
+    """A constant int passed from one compiled kernel to another (not inlined) is typed as
+    a literal, and numba compiles the callee once per value and once more for a variable:
+    the public queries once passed 0 as the shape index, and collide() after a checker
+    compiled GJK again (8.2 s; 1.4 with np.int64 constants). After the public queries and
+    the checker's calls, no kernel has a literal among its compiled or cached signatures."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import numpy as np
+    import pytest
+    from numba import types as nt
+    from numba.core.registry import CPUDispatcher
+
+    import planning_collision as pc
+    from planning_collision import kernels
+
+    robots = pytest.importorskip("robots")
+    T = np.eye(4)
+    T[0, 3] = 0.5
+    cone, box = pc.Cone(0.1, 0.2), pc.Box((0.2, 0.2, 0.2))
+    pc.collide(cone, np.eye(4), box, T)
+    pc.distance(cone, np.eye(4), box, T)
+    pc.penetration(cone, np.eye(4), box, T)
+    scene = pc.Scene()
+    scene.add(box, T)
+    scene.in_collision(pc.Capsule(0.05, 0.3), np.eye(4))
+    scene.min_distance(pc.Capsule(0.05, 0.3), np.eye(4))
+    panda = robots.load("panda")
+    checker = pc.CollisionChecker(panda, scene)
+    q0 = np.clip(np.zeros(panda.dof), panda.lower, panda.upper)
+    q1 = np.clip(q0 + 0.3, panda.lower, panda.upper)
+    checker.is_valid(q0)
+    checker.clearance(q0)
+    for method in ("dichotomy", "ca", "discrete"):
+        checker.check_edge(q0, q1, method=method)
+    literal = []
+    for info in pkgutil.iter_modules(kernels.__path__):
+        module = importlib.import_module(f"{kernels.__name__}.{info.name}")
+        for name, k in vars(module).items():
+            if not isinstance(k, CPUDispatcher) or k.py_func.__module__ != module.__name__:
+                continue
+            sigs = set(k.signatures)
+            if k._cache is not None and hasattr(k._cache, "_cache_file"):
+                sigs |= {key[0] for key in k._cache._cache_file._load_index()}
+            params = list(inspect.signature(k.py_func).parameters)
+            for s in sigs:
+                literal += [
+                    (name, params[i], a)
+                    for i, a in enumerate(s)
+                    if isinstance(a, nt.Literal) and (name, params[i]) not in WANTED
+                ]
+    assert not literal, literal

@@ -16,7 +16,7 @@ from collections import namedtuple
 import numpy as np
 
 from ._jit import kernel
-from .support import support_world
+from .support import AT0, support_world
 
 FlatBVH = namedtuple("FlatBVH", ["lo", "hi", "left", "right", "first", "count", "order"])
 
@@ -128,9 +128,9 @@ def shape_world_aabb(tab, i, T, lo, hi):
     for k in range(3):
         d = np.zeros(3)
         d[k] = 1.0
-        support_world(tab, i, T, d[0], d[1], d[2], buf, 0)
+        support_world(tab, i, T, d[0], d[1], d[2], buf, AT0)
         hi[k] = buf[k] + r
-        support_world(tab, i, T, -d[0], -d[1], -d[2], buf, 0)
+        support_world(tab, i, T, -d[0], -d[1], -d[2], buf, AT0)
         lo[k] = buf[k] - r
 
 
@@ -278,8 +278,8 @@ def wide_tree(lo, hi, width):
     n = lo.shape[0]
     order = np.arange(n)
     left, right, first, count, blo, bhi = sah_forest(
-        lo, hi, order, np.zeros(1, np.int64), np.full(1, n, np.int64), 1
-    )
+        lo, hi, order, np.zeros(1, np.int64), np.full(1, n, np.int64), np.int64(1)
+    )  # not 1: a literal compiles sah_forest again (support.AT0)
     item = order[first]
     m = left.shape[0]
     src = np.empty(m, np.int64)  # binary node of each wide node

@@ -18,9 +18,11 @@ called from them. Face and edge indices are stored as floats there (exact below 
 
 import math
 
+import numpy as np
+
 from ._jit import hot_kernel
 from .gjk import LAM, SA, SB, WS_SIZE, W
-from .support import support_world
+from .support import AT0, AT3, support_world
 from .tolerances import EPA_ABS_TOL, EPA_REL_TOL, EPA_VISIBLE_TOL
 
 MAX_VERTS = 256
@@ -40,12 +42,16 @@ _TMP = _E + 2 * MAX_EDGES
 EPA_WS_END = _TMP + 6
 # Convergence and visibility tolerances: kernels/tolerances.py says why they are what they are.
 VISIBLE_TOL = EPA_VISIBLE_TOL
+# _face_setup's `inner`: the start tetrahedron's centroid (V[4]), or none (np.int64: see
+# support.AT0)
+_CENTROID = np.int64(4)
+_KEEP_WINDING = np.int64(-1)
 
 
 @hot_kernel
 def _support(tab_a, ia, T_a, tab_b, ib, T_b, dx, dy, dz, tmp):
-    support_world(tab_a, ia, T_a, dx, dy, dz, tmp, 0)
-    support_world(tab_b, ib, T_b, -dx, -dy, -dz, tmp, 3)
+    support_world(tab_a, ia, T_a, dx, dy, dz, tmp, AT0)
+    support_world(tab_b, ib, T_b, -dx, -dy, -dz, tmp, AT3)
 
 
 @hot_kernel
@@ -283,12 +289,12 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
     faces0 = ((0, 1, 2), (0, 3, 1), (0, 2, 3), (1, 3, 2))
     # F[0:nf] are the live faces only: a face that goes is replaced by the last one, so
     # every scan touches live faces (faces hold no adjacency, so moving them is free).
-    nf = 0
+    nf = np.int64(0)  # not 0: _face_setup would compile once more for the literal
     for fa, fb, fc in faces0:
         F[nf, 0] = fa
         F[nf, 1] = fb
         F[nf, 2] = fc
-        if _face_setup(V, F, FN, FD, nf, 4):
+        if _face_setup(V, F, FN, FD, nf, _CENTROID):
             nf += 1
     # the answer: the nearest face when the loop stops (kept apart, its slot may be reused)
     bd = 0.0
@@ -372,7 +378,7 @@ def epa_core(tab_a, ia, T_a, tab_b, ib, T_b, ws, n, out):
             F[nf, 0] = E[e, 0]
             F[nf, 1] = E[e, 1]
             F[nf, 2] = nv
-            if _face_setup(V, F, FN, FD, nf, -1):
+            if _face_setup(V, F, FN, FD, nf, _KEEP_WINDING):
                 # the polytope only grows, so no face can come nearer the origin than the
                 # one split; if one does, round-off has broken convexity: stop at bd
                 if FD[nf] < bd - VISIBLE_TOL * (1.0 + scale):

@@ -10,7 +10,7 @@ import math
 
 from ._jit import hot_kernel
 from .layout import HALFSPACE
-from .support import support_world
+from .support import AT1, support_world
 
 
 @hot_kernel
@@ -57,7 +57,7 @@ def convex_halfspace_distance(tab_a, ia, T_a, tab_b, ib, T_b, out):
             out[9] = -nz
         return
     r = tab_a.params[ia, 0]
-    support_world(tab_a, ia, T_a, -nx, -ny, -nz, out, 1)
+    support_world(tab_a, ia, T_a, -nx, -ny, -nz, out, AT1)
     # deepest point of the swept shape
     out[1] -= r * nx
     out[2] -= r * ny

@@ -15,6 +15,10 @@ from .layout import ShapeTable
 from .pair import pair_distance, pair_overlap
 from .tolerances import LAST_ROW_TOL, ROTATION_TOL
 
+# A packed table's one shape, as np.int64 (a literal 0 would compile the pair kernels once
+# more than the checker's and the scene's calls do: support.AT0)
+ONLY = np.int64(0)
+
 POSE_OK = 0
 POSE_NOT_FINITE = 1
 POSE_LAST_ROW = 2
@@ -86,7 +90,7 @@ def checked_distance(ia, fa, Ta, ib, fb, Tb, ws, out):
     if c == 0:
         A = unpack_single(ia, fa)
         B = unpack_single(ib, fb)
-        pair_distance(A, 0, Ta, B, 0, Tb, np.inf, ws, out)
+        pair_distance(A, ONLY, Ta, B, ONLY, Tb, np.inf, ws, out)
     return c
 
 
@@ -100,4 +104,4 @@ def checked_overlap(ia, fa, Ta, ib, fb, Tb, margin, ws):
         return c
     A = unpack_single(ia, fa)
     B = unpack_single(ib, fb)
-    return 1 if pair_overlap(A, 0, Ta, B, 0, Tb, margin, ws) else 0
+    return 1 if pair_overlap(A, ONLY, Ta, B, ONLY, Tb, margin, ws) else 0

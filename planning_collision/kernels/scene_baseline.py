@@ -6,8 +6,12 @@ loops (demos/bench_scene.py, column "(c) all pairs").
 
 import math
 
+import numpy as np
+
 from ._jit import kernel
 from .pair import pair_distance, pair_overlap
+
+ONLY = np.int64(0)  # the query's one shape (np.int64: support.AT0)
 
 
 @kernel
@@ -18,7 +22,7 @@ def all_pairs_collide_batch(tab, poses, qtab, qposes, margin, ws, out):
     for b in range(qposes.shape[0]):
         out[b] = -1
         for p in range(n):
-            if pair_overlap(qtab, 0, qposes[b], tab, p, poses[p], margin, ws):
+            if pair_overlap(qtab, ONLY, qposes[b], tab, p, poses[p], margin, ws):
                 out[b] = p
                 break
 
@@ -31,7 +35,7 @@ def all_pairs_min_distance_batch(tab, poses, qtab, qposes, ws, tmp, out):
     for b in range(qposes.shape[0]):
         best = math.inf
         for p in range(n):
-            pair_distance(qtab, 0, qposes[b], tab, p, poses[p], best, ws, tmp)
+            pair_distance(qtab, ONLY, qposes[b], tab, p, poses[p], best, ws, tmp)
             if tmp[0] < best:
                 best = tmp[0]
         out[b] = best
