@@ -102,19 +102,11 @@ def array_table(row_list) -> np.ndarray:
     return table
 
 
-# Trees whose arrays are frozen where Python holds them (a robot's kinematic model is made
-# read-only when it is built): their views are typed read-only too, so a kernel that Python
-# also calls with them (FK) compiles once for both, not once per array type (~1.2 s of a
-# checker's first call).
-READ_ONLY = {RobotModel}
-
-
-def _numba_type(node, readonly=False):
+def _numba_type(node):
     if isinstance(node, type):
-        inner = [_numba_type(f, readonly or node in READ_ONLY) for f in TREES[node]]
-        return types.BaseTuple.from_types(inner, node)
+        return types.BaseTuple.from_types([_numba_type(f) for f in TREES[node]], node)
     dtype, ndim = node
-    return types.Array(numba.from_dtype(np.dtype(dtype)), ndim, "C", readonly=readonly)
+    return types.Array(numba.from_dtype(np.dtype(dtype)), ndim, "C")
 
 
 def table_view(*classes):
