@@ -45,9 +45,10 @@ RobotModel = namedtuple(
 # FK and the pieces' poses allocate nothing and are compiled without NRT (`hot_kernel`),
 # as the checker's kernels that call them are: numba mangles the NRT flag into a compiled
 # function's name, and `fk` compiled first from Python with NRT (Robot.fk, which a checker
-# calls as it builds its model) was then linked into the checker's `pose` as a call that
-# LLVM did not inline, passing the model's 63 array fields: FK + pieces 0.61 -> 0.69 us a
-# state (measured).
+# calls as it builds its model; one compile with the checker's since its views of the model
+# are read-only too, kernels/handles.py) was then linked into the checker's `pose` as a
+# call that LLVM did not inline, passing the model's 63 array fields: FK + pieces 0.61 ->
+# 0.69 us a state (measured).
 @hot_kernel
 def fk_link_poses(parent, jtype, axis, origin, qidx, mult, offset, q, out):
     """World pose of every link into ``out (n_links, 4, 4)``; q: (dof,) configuration.

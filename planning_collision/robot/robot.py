@@ -29,7 +29,6 @@ builds report progress (`progress`). A `Robot` is a model: no query writes in it
 
 from __future__ import annotations
 
-import functools
 import logging
 
 import numpy as np
@@ -202,14 +201,6 @@ class Robot:
     held_joints = property(lambda self: self.tree.held_joints, doc="{joint: held value}")
     model = property(lambda self: self.tree.model, doc="the FK arrays (RobotModel)")
 
-    @functools.cached_property
-    def _kernel_model(self) -> RobotModel:
-        """`model` as the compiled calls from Python take it: writeable copies. The
-        checker's kernels see the model through its address table as writeable arrays, so
-        passing the frozen arrays would compile FK once more (~1.2 s of a first call), and
-        typing the kernels' views read-only instead cost FK 0.07 us a state (measured)."""
-        return RobotModel(*(np.array(a) for a in self.model))
-
     @property
     def version(self) -> int:
         """Changes whenever the robot changes (an ACM edit): a checker built on an older
@@ -269,7 +260,7 @@ class Robot:
         q = self.validate_q(q)
         if out is None:
             out = np.empty((len(self.link_names), 4, 4))
-        fk(self._kernel_model, q, out)
+        fk(self.model, q, out)
         return out
 
     def fk(self, q) -> dict[str, npt.NDArray[np.float64]]:
@@ -288,7 +279,7 @@ class Robot:
                 f"Q[{r}, {c}] ({self.joint_names[c]}) must be finite, got {float(Q[r, c])!r}"
             )
         out = np.empty((Q.shape[0], len(self.link_names), 4, 4))
-        fk_batch(self._kernel_model, Q, out)
+        fk_batch(self.model, Q, out)
         return out
 
     def piece_poses(self, q) -> npt.NDArray[np.float64]:
@@ -417,7 +408,7 @@ class Robot:
         ws = workspace if workspace is not None else thread_workspace()
         c = self.collision
         count_link_pair_collisions(
-            self._kernel_model,
+            self.model,
             c.table,
             c.piece_link,
             c.piece_pose,
