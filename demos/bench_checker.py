@@ -302,7 +302,7 @@ def bound_ratios(worlds, edges, n: int = 2000) -> dict:
     for w, q0, q1 in edges[:n]:
         _, robot, scene, _ = worlds[w]
         if w not in checkers:
-            checkers[w] = pc.CollisionChecker(robot, scene)._current().robot
+            checkers[w] = pc.CollisionChecker(robot, scene).model.robot
         r = checkers[w]
         dqa, dq = np.abs(q1 - q0), q1 - q0
         poses = robot.fk_array(0.5 * (q0 + q1))

@@ -186,7 +186,7 @@ def coal_manager(objects):
     mgr = coal.DynamicAABBTreeCollisionManager()
     keep = []
     for shape, T, _ in objects:
-        parts = shape if isinstance(shape, list) else [(shape, np.eye(4))]
+        parts = shape if isinstance(shape, (list, tuple)) else [(shape, np.eye(4))]
         for s, Tl in parts:
             o = coal.CollisionObject(_to_coal(s), _tf(T @ Tl))
             o.computeAABB()

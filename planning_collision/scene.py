@@ -22,11 +22,21 @@ redoes the top tree over all objects and the concatenation into the flat form (a
 
 A scene is a model: queries write nothing in it. Their scratch memory is a `Workspace`
 (workspace.py) that the caller passes, or the calling thread's own.
+
+**Threads and edits.** Every edit publishes a new `SceneSnapshot` (the objects, their
+compiled blocks, a version) and never changes a published one; a query takes the snapshot
+that is current when it starts and runs wholly on it. So a query that overlaps an edit in
+another thread answers for the scene as it was before the edit or as it is after it, never
+for half of it, and edits and queries may run in any threads at once (a `CollisionChecker`
+does the same with its model). Edits are serialised among themselves; the flat form of a
+snapshot is built once, by the first query that needs it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
@@ -37,6 +47,7 @@ from .geometry.shapes import Shape
 from .geometry.validate import finite_scalar, positive_scalar
 from .kcd import OPEN_RATIO, ObjectBlock, compile_object, flatten, object_parts
 from .kernels.scene_calls import scene_traverse
+from .kernels.tolerances import WORLD_LIMIT
 from .kernels.traversal import (
     CANDIDATES,
     COLLIDE,
@@ -46,10 +57,10 @@ from .kernels.traversal import (
 )
 from .primitives import Primitives, query_block
 from .results import DistanceResult
-from .stamps import next_stamp
+from .stamps import announce, next_stamp
 from .workspace import Workspace, thread_workspace
 
-__all__ = ["Scene", "Obstacle", "FlatScene"]
+__all__ = ["Scene", "SceneSnapshot", "Obstacle", "FlatScene"]
 
 # Seeds of a traversal that starts at the root (kernels/traversal.py).
 _NO_SEEDS = np.zeros((0, 2), np.int32)
@@ -62,6 +73,49 @@ class Obstacle(NamedTuple):
     name: str | None
     shape: object  # a Shape, or a list of (Shape, T_object_part) pairs
     T: npt.NDArray[np.float64]
+
+
+class SceneSnapshot:
+    """The scene as one edit left it: never changed once published (module doc).
+
+    objects : {id: Obstacle} in id order (read-only mapping); blocks : {id: ObjectBlock};
+    version : the edit's stamp (planning_collision/stamps.py). `flat()` and `slot_ids()`
+    give its compiled form, built on first use (once, whichever thread asks first).
+    """
+
+    __slots__ = ("objects", "blocks", "version", "_open_ratio", "_flat", "_slot_ids", "_lock")
+
+    def __init__(self, objects: dict, blocks: dict, version: int, open_ratio):
+        self.objects: Mapping[int, Obstacle] = MappingProxyType(objects)
+        self.blocks: Mapping[int, ObjectBlock] = MappingProxyType(blocks)
+        self.version = version
+        self._open_ratio = open_ratio
+        self._flat: FlatScene | None = None
+        self._slot_ids = np.zeros(0, np.int64)
+        self._lock = threading.Lock()
+
+    def flat(self) -> FlatScene:
+        """The flat form the kernels read (kcd.flatten), built once."""
+        f = self._flat
+        if f is None:
+            with self._lock:
+                f = self._flat
+                if f is None:
+                    ids = list(self.blocks)
+                    f = flatten([self.blocks[i] for i in ids], self._open_ratio)
+                    slot_ids = np.array(ids, np.int64)
+                    slot_ids.setflags(write=False)
+                    self._slot_ids = slot_ids
+                    self._flat = f  # last: a reader that sees the flat form sees its ids
+        return f
+
+    def slot_ids(self) -> npt.NDArray[np.int64]:
+        """Obstacle id of each object slot of the flat form (read-only)."""
+        self.flat()
+        return self._slot_ids
+
+    def __len__(self) -> int:
+        return len(self.objects)
 
 
 class Scene:
@@ -77,12 +131,9 @@ class Scene:
 
     def __init__(self, min_size: float | None = None):
         self.min_size = None if min_size is None else positive_scalar("min_size", min_size)
-        self._objects: dict[int, Obstacle] = {}
-        self._blocks: dict[int, ObjectBlock] = {}
+        self._edit = threading.Lock()  # serialises edits; queries never take it
         self._next_id = 0
-        self._flat: FlatScene | None = None
-        self._version = next_stamp()
-        self._slot_ids = np.zeros(0, np.int64)
+        self._snap = SceneSnapshot({}, {}, next_stamp(), self.open_ratio)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -111,9 +162,13 @@ class Scene:
 
     def records(self) -> list[Obstacle]:
         """Every obstacle, in id order: what a writer or `from_records` takes."""
-        return list(self._objects.values())
+        return list(self._snap.objects.values())
 
     # ------------------------------------------------------------------ objects
+    def snapshot(self) -> SceneSnapshot:
+        """The scene as it is now, unchanged by later edits (module doc)."""
+        return self._snap
+
     def add(self, shape, T=None, name: str | None = None) -> int:
         """Add an obstacle; returns its id (ints, never reused).
 
@@ -121,136 +176,160 @@ class Scene:
         T : (4, 4) float64, T_world_object (identity when None).
         Raises ValueError/TypeError naming the problem; the scene is then unchanged.
         """
-        where = f"obstacle {name!r}" if name is not None else f"obstacle #{self._next_id}"
+        where = f"obstacle {name!r}" if name is not None else "obstacle"
         T = np.eye(4) if T is None else as_pose(T, f"{where} pose T")
         if name is not None and not isinstance(name, str):
             raise TypeError(f"{where}: name must be a str, got {type(name).__name__}")
-        block = compile_object(object_parts(shape, T, where), self.min_size)
-        oid = self._next_id
-        self._next_id += 1
-        self._objects[oid] = Obstacle(oid, name, shape, T)
-        self._blocks[oid] = block
-        self._changed()
+        parts = object_parts(shape, T, where)
+        block = compile_object(parts, self.min_size)
+        _check_world_range(block.prims, where)
+        T.setflags(write=False)
+        if not isinstance(shape, Shape):  # a compound: kept as immutable (shape, T) pairs
+            shape = tuple((p, _frozen_pose(Tp)) for p, Tp in shape)
+        with self._edit:
+            old = self._snap
+            oid = self._next_id
+            self._next_id += 1
+            self._publish(
+                {**old.objects, oid: Obstacle(oid, name, shape, T)}, {**old.blocks, oid: block}
+            )
         return oid
 
     def remove(self, id: int) -> None:
         """Remove the obstacle `id`; KeyError if there is none."""
-        self._check_id(id)
-        del self._objects[id]
-        del self._blocks[id]
-        self._changed()
+        with self._edit:
+            old = self._snap
+            self._check_id(id, old)
+            i = int(id)
+            self._publish(
+                {k: o for k, o in old.objects.items() if k != i},
+                {k: b for k, b in old.blocks.items() if k != i},
+            )
 
-    def _changed(self) -> None:
-        self._flat = None
-        self._version = next_stamp()
+    def _publish(self, objects: dict, blocks: dict) -> None:
+        """Put a new snapshot in place, then announce the edit (stamps.py: in this order, a
+        checker in another thread cannot miss it)."""
+        self._snap = SceneSnapshot(objects, blocks, next_stamp(), self.open_ratio)
+        announce()
 
     def contains(self, id: int) -> bool:
-        return isinstance(id, (int, np.integer)) and int(id) in self._objects
+        return (
+            isinstance(id, (int, np.integer))
+            and not isinstance(id, bool)
+            and int(id) in self._snap.objects
+        )
 
     __contains__ = contains
 
     def get(self, id: int) -> Obstacle:
-        """The obstacle `id` as added: Obstacle(id, name, shape, T); KeyError if none."""
-        self._check_id(id)
-        return self._objects[id]
+        """The obstacle `id` as added: Obstacle(id, name, shape, T) (T read-only); KeyError
+        if none."""
+        snap = self._snap
+        self._check_id(id, snap)
+        return snap.objects[int(id)]
 
     def ids(self) -> list[int]:
-        return list(self._objects)
+        return list(self._snap.objects)
 
     def find(self, name: str) -> list[int]:
         """Ids of the obstacles called `name`."""
-        return [i for i, o in self._objects.items() if o.name == name]
+        return [i for i, o in self._snap.objects.items() if o.name == name]
+
+    def name_of(self, id: int) -> str:
+        """The obstacle's name, or ``"#<id>"`` when it has none (for messages)."""
+        o = self._snap.objects.get(int(id))
+        return f"#{int(id)}" if o is None or o.name is None else o.name
 
     def aabb(self, id: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """The world AABB ``(lo (3,), hi (3,))`` of obstacle `id` as the engine bounds it
         (the union of its primitives' boxes; infinite for a halfspace)."""
-        self._check_id(id)
-        p = self._blocks[int(id)].prims
+        snap = self._snap
+        self._check_id(id, snap)
+        p = snap.blocks[int(id)].prims
         return p.lo.min(axis=0), p.hi.max(axis=0)
 
     def __len__(self) -> int:
-        return len(self._objects)
+        return len(self._snap.objects)
 
     def __iter__(self):
-        return iter(self._objects.values())
+        return iter(list(self._snap.objects.values()))
 
     def __repr__(self):
-        n = sum(len(b.prims) for b in self._blocks.values())
+        n = sum(len(b.prims) for b in self._snap.blocks.values())
         return f"Scene({len(self)} obstacles, {n} primitives, min_size={self.min_size})"
 
-    def _check_id(self, id):
+    @staticmethod
+    def _check_id(id, snap: SceneSnapshot):
         if not isinstance(id, (int, np.integer)) or isinstance(id, bool):
             raise TypeError(f"obstacle id must be an int, got {type(id).__name__}")
-        if int(id) not in self._objects:
-            raise KeyError(f"no obstacle with id {id} in the scene ({len(self)} obstacles)")
+        if int(id) not in snap.objects:
+            raise KeyError(f"no obstacle with id {id} in the scene ({len(snap)} obstacles)")
 
     # ------------------------------------------------------------------ flat form
     def build(self) -> FlatScene:
         """Compile the scene into its flat form (done by the first query after a change)."""
-        if self._flat is None:
-            ids = list(self._blocks)
-            self._flat = flatten([self._blocks[i] for i in ids], self.open_ratio)
-            self._slot_ids = np.array(ids, np.int64)
-        return self._flat
+        return self._snap.flat()
 
     @property
     def flat(self) -> FlatScene:
         """The `FlatScene` (kernels/traversal.py) a CollisionChecker passes to numba."""
-        return self.build()
+        return self._snap.flat()
 
     @property
     def version(self) -> int:
         """Changes on every add/remove: the flat form (and any node ids a cache holds, e.g.
         a traversal front list) is valid for one version only."""
-        return self._version
+        return self._snap.version
 
     @property
     def slot_ids(self) -> npt.NDArray[np.int64]:
-        """Obstacle id of each object slot of the flat form."""
-        self.build()
-        return self._slot_ids
+        """Obstacle id of each object slot of the flat form (of the current snapshot: a
+        caller that also reads `flat` reads both from one `snapshot()`)."""
+        return self._snap.slot_ids()
 
     def blocks(self) -> list[ObjectBlock]:
         """The compiled objects, in slot order (for engines built from the same
         primitives, e.g. the flat-BVH baseline of demos/bench_scene.py)."""
-        return [self._blocks[i] for i in self._objects]
+        return list(self._snap.blocks.values())
 
     def stats(self) -> dict:
         """Sizes of the compiled scene: objects, primitives, groups, nodes, bytes."""
-        f = self.build()
+        snap = self._snap
+        f = snap.flat()
         arrays = [a for a in f if isinstance(a, np.ndarray)] + list(f.tab) + list(f.bvh)
         return {
-            "objects": len(self),
+            "objects": len(snap),
             "primitives": int(f.tab.kind.shape[0]),
             # as grouped per object (the top tree's opened BVH nodes are leaves, not groups)
-            "groups": int(sum((b.kt_group >= 0).sum() for b in self._blocks.values())),
+            "groups": int(sum((b.kt_group >= 0).sum() for b in snap.blocks.values())),
             "kcd_nodes": int(f.kt_lo.shape[0]),
             "bvh_nodes": int(f.bvh.lo.shape[0]),
             "unbounded": int(f.unbounded.shape[0]),
-            "replaced_by_detail_filter": int(sum(b.n_replaced for b in self._blocks.values())),
+            "replaced_by_detail_filter": int(sum(b.n_replaced for b in snap.blocks.values())),
             "bytes": int(sum(a.nbytes for a in arrays)),
         }
 
     # ------------------------------------------------------------------ queries
     def _run(self, mode, q, i1, bound, flag, workspace):
-        """One traversal of the query block `q` (primitives [0, i1)); returns (result,
-        scratch)."""
-        f = self.build()
+        """One traversal of the query block `q` (primitives [0, i1)) on the current
+        snapshot; returns (result, scratch, snapshot)."""
+        snap = self._snap
+        f = snap.flat()
         ws = workspace if workspace is not None else thread_workspace()
-        sc = ws.scratch(len(self), f.tab.kind.shape[0])
+        sc = ws.scratch(len(snap), f.tab.kind.shape[0])
         n = scene_traverse(f, mode, q.tab, q.poses, q.lo, q.hi, 0, i1, _NO_SEEDS, bound, flag, sc)
         if n == OVERFLOW:
             raise RuntimeError("scene traversal stack overflow (a bug: trees have bounded depth)")
-        return n, sc
+        return n, sc, snap
 
     def _hits(self, shape, T, margin, stop_first, workspace) -> npt.NDArray[np.int64]:
         margin = finite_scalar("margin", margin)
         q = query_block(shape, T)
-        _, sc = self._run(COLLIDE, q, len(q), margin, stop_first, workspace)
-        hit = sc.hit[: len(self)]
+        _, sc, snap = self._run(COLLIDE, q, len(q), margin, stop_first, workspace)
+        hit = sc.hit[: len(snap)]
         slots = np.flatnonzero(hit)
         hit[slots] = 0  # the scratch's contract: all 0 between queries
-        return self._slot_ids[slots]
+        return snap.slot_ids()[slots]
 
     def collide_object(
         self, shape: Shape, T, margin: float = 0.0, *, workspace: Workspace | None = None
@@ -267,11 +346,12 @@ class Scene:
         return self._hits(shape, T, margin, True, workspace).size > 0
 
     def _distance(self, shape, T, max_distance, per_object, workspace):
-        """The DISTANCE traversal: (nearest slot or -1, the scratch's best rows)."""
+        """The DISTANCE traversal: (nearest slot or -1, the scratch's best rows, the
+        snapshot's slot ids)."""
         md = np.inf if max_distance is None else finite_scalar("max_distance", max_distance)
         q = query_block(shape, T)
-        arg, sc = self._run(DISTANCE, q, len(q), md, per_object, workspace)
-        return arg, sc.best[: len(self)]
+        arg, sc, snap = self._run(DISTANCE, q, len(q), md, per_object, workspace)
+        return arg, sc.best[: len(snap)], snap.slot_ids()
 
     def distances(
         self, shape: Shape, T, max_distance: float | None = None, *, workspace=None
@@ -280,11 +360,9 @@ class Scene:
         posed by `T` to every obstacle (DistanceResult.point_a on the shape, point_b on the
         obstacle, normal from shape to obstacle). With `max_distance`, obstacles farther
         than it are left out (and not computed exactly)."""
-        _, best = self._distance(shape, T, max_distance, True, workspace)
+        _, best, ids = self._distance(shape, T, max_distance, True, workspace)
         slots = np.flatnonzero(best[:, 0] < np.inf)
-        out = sorted(
-            (int(self._slot_ids[s]), _result(best[s], int(self._slot_ids[s]))) for s in slots
-        )
+        out = sorted((int(ids[s]), _result(best[s], int(ids[s]))) for s in slots)
         best[:, 0] = np.inf  # the scratch's contract: inf between queries
         return out
 
@@ -293,11 +371,11 @@ class Scene:
     ) -> DistanceResult:
         """The nearest obstacle: DistanceResult with ``.id``. When the scene is empty or
         nothing is within `max_distance`: distance inf, NaN points and normal, id None."""
-        arg, best = self._distance(shape, T, max_distance, False, workspace)
+        arg, best, ids = self._distance(shape, T, max_distance, False, workspace)
         if arg < 0:
             nan = np.full(3, np.nan)
             return DistanceResult(np.inf, nan, nan.copy(), nan.copy(), None)
-        r = _result(best[arg], int(self._slot_ids[arg]))
+        r = _result(best[arg], int(ids[arg]))
         best[arg, 0] = np.inf  # the only row a nearest-only traversal writes
         return r
 
@@ -311,8 +389,29 @@ class Scene:
         box = Primitives(
             q.tab, q.poses, q.lo.min(axis=0, keepdims=True), q.hi.max(axis=0, keepdims=True)
         )
-        n, sc = self._run(CANDIDATES, box, 1, margin, False, workspace)
+        n, sc, _ = self._run(CANDIDATES, box, 1, margin, False, workspace)
         return np.sort(sc.out[:n])
+
+
+def _check_world_range(prims: Primitives, where: str) -> None:
+    """ValueError unless every bounded primitive of an object lies in the world box
+    [-WORLD_LIMIT, WORLD_LIMIT]^3 (kernels/tolerances.py; a halfspace is unbounded by
+    nature, its pose and offset are checked where they are made)."""
+    lo, hi = prims.lo, prims.hi
+    bounded = np.isfinite(lo).all(axis=1) & np.isfinite(hi).all(axis=1)
+    far = bounded & ((np.abs(lo) > WORLD_LIMIT) | (np.abs(hi) > WORLD_LIMIT)).any(axis=1)
+    if far.any():
+        k = int(np.flatnonzero(far)[0])
+        raise ValueError(
+            f"{where} reaches from {lo[k].tolist()} to {hi[k].tolist()} m, outside the "
+            f"working range (every obstacle within +-{WORLD_LIMIT:g} m of the world origin)"
+        )
+
+
+def _frozen_pose(T) -> npt.NDArray[np.float64]:
+    a = np.array(T, dtype=np.float64)
+    a.setflags(write=False)
+    return a
 
 
 def _result(row, oid: int) -> DistanceResult:

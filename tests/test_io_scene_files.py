@@ -69,7 +69,7 @@ def test_json_round_trip_keeps_every_kind_names_and_answers(tmp_path, rng):
         if isinstance(a.shape, pc.Halfspace):  # re-normalised on construction: round-off
             assert np.allclose(a.shape.normal, b.shape.normal, atol=1e-15)
             assert abs(a.shape.offset - b.shape.offset) < 1e-14
-        elif not isinstance(a.shape, list):
+        elif not isinstance(a.shape, (list, tuple)):
             assert a.shape == b.shape
     same_answers(s, t, rng)
 
@@ -77,7 +77,7 @@ def test_json_round_trip_keeps_every_kind_names_and_answers(tmp_path, rng):
 def test_moveit_scene_round_trip_for_the_kinds_it_expresses(tmp_path, rng):
     s = Scene()
     for o in every_kind_scene(rng):
-        kinds = [p for p, _ in o.shape] if isinstance(o.shape, list) else [o.shape]
+        kinds = [p for p, _ in o.shape] if isinstance(o.shape, (list, tuple)) else [o.shape]
         if all(
             isinstance(k, (pc.Sphere, pc.Box, pc.Cylinder, pc.Cone, pc.Halfspace, pc.Mesh))
             for k in kinds

@@ -197,15 +197,18 @@ def test_add_and_remove_recompile_only_the_touched_object():
     s = Scene()
     ids = [s.add(pc.Sphere(0.1), _T(i)) for i in range(5)]
     s.build()
-    before = {i: s._blocks[i] for i in ids}
+    snap0 = s.snapshot()
     v0, flat0 = s.version, s.flat
     new = s.add(PointCloud(np.zeros((3, 3)), 0.1), _T(9))
     s.remove(ids[0])
     s.build()
     assert s.version > v0 and s.flat is not flat0  # node ids may have moved
+    blocks = s.snapshot().blocks
     for i in ids[1:]:
-        assert s._blocks[i] is before[i]
-    assert new in s._blocks
+        assert blocks[i] is snap0.blocks[i]
+    assert new in blocks and ids[0] not in blocks
+    # the snapshot taken before the edits is unchanged by them
+    assert list(snap0.blocks) == ids and snap0.flat() is flat0 and snap0.version == v0
 
 
 def test_empty_scene_queries():

@@ -61,7 +61,7 @@ def _translate(p):
 
 def expand(shape, T):
     """(convex shape, world pose) list covering `shape` posed by T, built here."""
-    if isinstance(shape, list):
+    if isinstance(shape, (list, tuple)):
         out = []
         for s, Tl in shape:
             out += expand(s, T @ Tl)
@@ -274,7 +274,7 @@ def test_detail_filter_is_conservative_and_exact_above_the_threshold(rng):
 def _has_small(ob, v):
     from planning_collision.primitives import primitives
 
-    parts = ob.shape if isinstance(ob.shape, list) else [(ob.shape, np.eye(4))]
+    parts = ob.shape if isinstance(ob.shape, (list, tuple)) else [(ob.shape, np.eye(4))]
     for s, Tl in parts:
         p = primitives(s, ob.T @ Tl)
         vol = np.prod(p.hi - p.lo, axis=1)

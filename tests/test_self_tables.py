@@ -61,7 +61,7 @@ def _pair_distance(robot, a, b, q):
 
 
 def _tabled(checker) -> set:
-    m = checker._current()
+    m = checker.model
     return {m.body_names[m.n_links + j] for j in np.flatnonzero(m.robot.pt_start >= 0)}
 
 
@@ -81,7 +81,7 @@ def test_a_cell_bound_never_exceeds_the_pair_distance(panda, checker, rigid, bod
     rng = np.random.default_rng(5)
     if bodies == "rigid":
         checker, panda = rigid, rigid_bodies(panda)
-    m = checker._current()
+    m = checker.model
     r = m.robot
     Q = panda.random_configurations(300 if bodies == "per-link" else 1200, rng)  # 4 or 1 pairs
     checked = clear = 0
@@ -205,16 +205,16 @@ def test_tables_are_read_back_from_the_cache_and_a_damaged_file_is_rebuilt(
 ):
     monkeypatch.setenv("PLANNING_COLLISION_CACHE", str(tmp_path))
     monkeypatch.setattr(self_tables, "_TABLES", {})
-    first = pc.CollisionChecker(panda, pc.Scene(), rigid_bodies=False)._current().robot.pt_lb
+    first = pc.CollisionChecker(panda, pc.Scene(), rigid_bodies=False).model.robot.pt_lb
     files = sorted(tmp_path.glob("pairtable-*.npz"))
     assert len(files) == 5
     monkeypatch.setattr(self_tables, "_TABLES", {})
-    again = pc.CollisionChecker(panda, pc.Scene(), rigid_bodies=False)._current().robot.pt_lb
+    again = pc.CollisionChecker(panda, pc.Scene(), rigid_bodies=False).model.robot.pt_lb
     np.testing.assert_array_equal(first, again)
     files[0].write_bytes(b"not a table")
     monkeypatch.setattr(self_tables, "_TABLES", {})
     with caplog.at_level(logging.WARNING):
-        rebuilt = pc.CollisionChecker(panda, pc.Scene(), rigid_bodies=False)._current().robot.pt_lb
+        rebuilt = pc.CollisionChecker(panda, pc.Scene(), rigid_bodies=False).model.robot.pt_lb
     assert "unreadable self-pair table" in caplog.text
     np.testing.assert_array_equal(first, rebuilt)
 
@@ -242,7 +242,7 @@ def test_a_joint_held_by_its_limits_is_no_table_axis():
     Q = robot.random_configurations(2000, np.random.default_rng(4))
     for rigid, tables in ((False, 4), (True, 1)):
         checker = pc.CollisionChecker(robot, pc.Scene(), rigid_bodies=rigid)
-        r = checker._current().robot
+        r = checker.model.robot
         used = r.pt_start >= 0
         assert (r.pt_q[used, 1] == -1).all() and (r.pt_n[used, 0] > 1).sum() == tables
         plain = pc.CollisionChecker(robot, pc.Scene(), self_tables=False, rigid_bodies=rigid)
@@ -263,7 +263,7 @@ def test_each_outer_hull_is_a_subset_of_its_pieces_points_swept_farther(name, pa
             robot = robots.load(name)
         except ImportError as e:  # example-robot-data absent
             pytest.skip(str(e))
-    r = pc.CollisionChecker(robot, pc.Scene())._current().robot
+    r = pc.CollisionChecker(robot, pc.Scene()).model.robot
     tab, outer = r.tab, r.outer
     for i in range(tab.kind.shape[0]):
         assert outer.kind[i] == tab.kind[i]
@@ -291,7 +291,7 @@ def test_the_outer_test_tells_apart_overlapping_unknown_and_certain(panda, check
         pair_distance,
     )
 
-    r = checker._current().robot
+    r = checker.model.robot
     tab, outer = r.tab, r.outer
     ws = new_workspace()
     out = np.zeros(10)

@@ -20,8 +20,15 @@ contact tolerance, keeps the certificate conservative and the check finite).
 
 The checker follows its robot and scene: when either changed since the last call (an
 obstacle added, an ACM entry edited: their `version`), the next call rebuilds the flat
-model and forgets the caches. One workspace per Python thread (created on first use), one
-per numba thread in the batch call.
+model and forgets the caches.
+
+**Threads.** A checker may be called from any number of Python threads at once, while
+other threads edit its scene (docs/architecture.md, "Threads and edits"). The flat model
+is immutable and is published with the workspaces made for it: a call takes the model
+that is current when it starts and a workspace of its own thread sized for that model
+(one per Python thread per model; `is_valid_batch` uses a set of them per calling thread,
+one per chunk of its rows). A call that overlaps an edit answers for the scene before
+the edit or after it, never for half of it; the next call sees the edit.
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from ..geometry.validate import positive_scalar
+from ..geometry.validate import bool_flag, length_scalar, positive_scalar, real_array, real_scalar
 from ..kernels import checker as K
 from ..kernels import edges as E
 from ..kernels.scratch import N_COUNTS
@@ -79,6 +86,18 @@ def _seal(kernel) -> None:
     if kernel not in _SEALED:
         kernel.disable_compile()
         _SEALED.add(kernel)
+
+
+class _Bound:
+    """A checker's model and the workspaces made for it, one per thread (`local.ws`, and
+    `local.batch` for `is_valid_batch`), published together: a call that read a model can
+    only get a workspace sized for that model."""
+
+    __slots__ = ("model", "local")
+
+    def __init__(self, model: CheckModel):
+        self.model = model
+        self.local = threading.local()
 
 
 class CollisionChecker:
@@ -125,81 +144,108 @@ class CollisionChecker:
     ):
         self.robot = robot
         self.scene = scene
-        self.padding = positive_scalar("padding", padding, allow_zero=True)
-        self.eta = positive_scalar("eta", eta)
+        self.padding = length_scalar("padding", padding, allow_zero=True)
+        self.eta = length_scalar("eta", eta)
         self.resolution = positive_scalar("resolution", resolution)
-        self.self_collision = bool(self_collision)
-        self.cache = bool(cache)
-        self.front_lists = bool(front_lists)
-        self.self_tables = bool(self_tables)
-        self.rigid_bodies = bool(rigid_bodies)
+        if self.resolution > 1.0:
+            raise ValueError(f"resolution must be in (0, 1], got {resolution!r}")
+        self.self_collision = bool_flag("self_collision", self_collision)
+        self.cache = bool_flag("cache", cache)
+        self.front_lists = bool_flag("front_lists", front_lists)
+        self.self_tables = bool_flag("self_tables", self_tables)
+        self.rigid_bodies = bool_flag("rigid_bodies", rigid_bodies)
         self._front = E.FRONT_REACH if self.front_lists else 0.0  # the kernels' `front`
         self._shape = (int(robot.dof),)
         if not robot.pieces:
             raise ValueError(f"robot {robot.name!r} has no collision geometry to check")
-        self._local = threading.local()
+        self._lock = threading.Lock()  # the workspace registry and the retired counts
+        self._rebuilding = threading.Lock()  # one rebuild at a time
         self._workspaces: list[CheckWorkspace] = []
-        self._lock = threading.Lock()
+        self._retired = np.zeros(N_COUNTS, np.int64)  # counts of dropped workspaces
         self._seconds = 0.0
         self._warmed: set = set()  # edge methods `warm_up` has run
-        self._model: CheckModel | None = None
-        self._rebuild(tables=False)
+        self._seen = -1
+        self._bound = self._build(tables=False)
         extent = np.where(robot.continuous, math.pi, robot.upper - robot.lower)
         self._extent = float(np.linalg.norm(extent))
 
     # ---------------------------------------------------------------- model and workspaces
-    def _rebuild(self, tables: bool = True) -> None:
-        """The model of the robot and scene as they are now. Without `tables` (at
-        construction) the self-pair tables are left for the first call (`_current`): their
-        first build compiles a distance kernel, which belongs to the first call's compile."""
+    def _build(self, tables: bool = True) -> _Bound:
+        """The model of the robot and scene as they are now, with no workspaces yet.
+        Without `tables` (at construction) the self-pair tables are left for the first call
+        (`_current`): their first build compiles a distance kernel, which belongs to the
+        first call's compile."""
         m = build_model(
             self.robot,
-            self.scene,
+            self.scene.snapshot(),
             self.self_collision,
             tables and self.self_tables,
             self.rigid_bodies,
         )
         if self.self_tables and not tables:
             m = dataclasses.replace(m, robot_version=-1)  # `_current` rebuilds it, with them
-        self._model = m
-        self._seen = -1  # `_current` compares the versions on its next call
-        with self._lock:
-            self._workspaces = []
-            self._batch_tables = None
-        self._local = threading.local()
+        return _Bound(m)
 
-    def _current(self) -> CheckModel:
-        """The flat model, rebuilt first when the robot or the scene changed."""
-        return self._model if self._seen == LATEST[0] else self._refresh()
+    def _stale(self, m: CheckModel) -> bool:
+        return m.scene_version != self.scene.version or m.robot_version != self.robot.version
 
-    def _refresh(self) -> CheckModel:
+    def _current(self) -> _Bound:
+        """The model and its workspaces, rebuilt first when the robot or the scene changed."""
+        return self._bound if self._seen == LATEST[0] else self._refresh()
+
+    def _refresh(self) -> _Bound:
         """`_current` after an edit somewhere in the process (planning_collision/stamps.py):
-        rebuild when this checker's robot or scene is what changed."""
+        rebuild when this checker's robot or scene is what changed. Threads that find the
+        model stale at once rebuild it once; calls running on the old model finish on it
+        (it and their workspaces stay alive while they use them)."""
         seen = LATEST[0]  # read first: an edit from here on is seen by the next call
-        m = self._model
-        if m.scene_version != self.scene.version or m.robot_version != self.robot.version:
-            self._rebuild()
-            m = self._model
+        b = self._bound
+        if self._stale(b.model):
+            with self._rebuilding:
+                b = self._bound
+                if self._stale(b.model):
+                    b = self._build()
+                    old = self._bound
+                    self._bound = b
+                    self._retire(old)
         self._seen = seen
-        return m
+        return b
 
-    def _workspace(self) -> CheckWorkspace:
-        ws = getattr(self._local, "ws", None)
+    def _retire(self, old: _Bound) -> None:
+        """Keep the counts of a replaced model's workspaces and let them go."""
+        with self._lock:
+            keep = []
+            for w in self._workspaces:
+                if w.model is old.model:
+                    self._retired += w.counts
+                else:
+                    keep.append(w)
+            self._workspaces = keep
+
+    def _workspace(self, b: _Bound) -> CheckWorkspace:
+        """The calling thread's workspace for b's model (made on first use)."""
+        ws = getattr(b.local, "ws", None)
         if ws is None:
-            ws = self._local.ws = self._new_workspace()
+            ws = b.local.ws = self._new_workspace(b.model)
         return ws
 
-    def _new_workspace(self) -> CheckWorkspace:
-        ws = CheckWorkspace(self._model, self.cache)
+    def _new_workspace(self, m: CheckModel) -> CheckWorkspace:
+        ws = CheckWorkspace(m, self.cache)
         with self._lock:
             self._workspaces.append(ws)
         return ws
 
     @property
+    def model(self) -> CheckModel:
+        """The flat model of the robot and scene as they are now (rebuilt first when either
+        was edited): what the kernels read."""
+        return self._current().model
+
+    @property
     def body_names(self) -> tuple:
         """The bodies a certificate bounds: each collision link (against the scene), then
         each checked self pair ("link_a|link_b")."""
-        return self._current().body_names
+        return self._current().model.body_names
 
     # ---------------------------------------------------------------- states
     def _q(self, q, name="q") -> np.ndarray:
@@ -228,11 +274,12 @@ class CollisionChecker:
         # the planner's hot path: ~0.2 us of Python around a ~2.4 us compiled call (it was
         # 0.9): no method calls on the way, the kernel times itself, and q goes to the
         # kernel unchecked once the kernel is sealed (`_state_check`)
-        m = self._model if self._seen == LATEST[0] else self._refresh()
+        b = self._bound if self._seen == LATEST[0] else self._refresh()
+        m = b.model
         try:
-            ws = self._local.ws
+            ws = b.local.ws
         except AttributeError:
-            ws = self._workspace()
+            ws = self._workspace(b)
         if _state_check in _SEALED:
             try:
                 code = _state_check(m.table, ws.table, q, self.padding, self.self_collision, True)
@@ -254,50 +301,55 @@ class CollisionChecker:
         return code
 
     def is_valid_batch(self, Q) -> npt.NDArray[np.bool_]:
-        """(m,) bool: `is_valid` of each row of Q (m, dof), in parallel (numba threads)."""
-        m = self._current()
-        Q = np.ascontiguousarray(Q, dtype=np.float64)
+        """(m,) bool: `is_valid` of each row of Q (m, dof), in parallel (numba threads).
+        Safe from several Python threads at once: each calling thread checks its rows in
+        workspaces of its own."""
+        b = self._current()
+        Q = np.ascontiguousarray(real_array("Q", Q, f"an (m, {self.robot.dof}) array"))
         if not Q.flags.writeable:  # another numba type: the kernel would compile again
             Q = Q.copy()
         if Q.ndim != 2 or Q.shape[1] != self.robot.dof:
             raise ValueError(f"Q must have shape (m, {self.robot.dof}), got {Q.shape}")
-        tables = self._batch()
+        tables = self._batch(b)
         codes = np.empty(Q.shape[0], np.int64)
         t0 = time.perf_counter()
-        K.state_check_batch(m.table, tables, Q, self.padding, self.self_collision, codes)
+        K.state_check_batch(b.model.table, tables, Q, self.padding, self.self_collision, codes)
         self._seconds += time.perf_counter() - t0
         bad = np.flatnonzero(codes >= K.BAD_Q)
         if bad.size:
             self._raise_bad_q(int(codes[bad[0]]), Q[bad[0]], f"Q[{bad[0]}]")
         return codes == K.FREE
 
-    def _batch(self) -> np.ndarray:
-        """(threads, rows, 5) address tables of one workspace per numba thread."""
-        tables = getattr(self, "_batch_tables", None)
+    def _batch(self, b: _Bound) -> np.ndarray:
+        """(k, rows, 5) address tables of the calling thread's k batch workspaces for b's
+        model, k = numba's thread count (`numba.set_num_threads` is per thread too)."""
         n = numba.get_num_threads()
-        if tables is None or tables.shape[0] < n:
-            wss = [self._new_workspace() for _ in range(n)]
-            tables = self._batch_tables = np.ascontiguousarray(np.stack([w.table for w in wss]))
-        return tables
+        got = getattr(b.local, "batch", None)
+        if got is None or len(got[1]) != n:
+            wss = [self._new_workspace(b.model) for _ in range(n)]
+            # the workspaces stay with their address table: it points into their arrays
+            got = b.local.batch = (np.ascontiguousarray(np.stack([w.table for w in wss])), wss)
+        return got[0]
 
-    def _distances(self, q, need) -> np.ndarray:
-        """(n_bodies, 3) rows (d, exact, slot) at q under the caps `need`."""
-        m = self._current()
+    def _distances(self, q, cap: float) -> tuple[np.ndarray, CheckModel]:
+        """(n_bodies, 3) rows (d, exact, slot) at q, each body's distance refined up to
+        `cap`, and the model they belong to."""
+        b = self._current()
+        m = b.model
         q = self._q(q)
-        ws = self._workspace()
+        ws = self._workspace(b)
         out = np.empty((len(m.body_names), 3))
         t0 = time.perf_counter()
-        code = K.state_distances(m.table, ws.table, q, need, out)
+        code = K.state_distances(m.table, ws.table, q, np.full(len(m.body_names), cap), out)
         self._seconds += time.perf_counter() - t0
         if code >= K.BAD_Q:
             self._raise_bad_q(code, q, "q")
-        return out
+        return out, m
 
     def clearance(self, q) -> float:
         """The smallest distance of any body at q (m): a collision link to the scene or a
         checked self pair. <= 0 means in collision (the depth is not computed)."""
-        m = self._current()
-        rows = self._distances(q, np.full(len(m.body_names), np.inf))
+        rows, _ = self._distances(q, np.inf)
         return float(rows[:, 0].min()) if len(rows) else math.inf
 
     def link_distances(self, q, max_distance: float = np.inf) -> dict:
@@ -305,13 +357,15 @@ class CollisionChecker:
         "+"): its distance to the scene and the nearest obstacle's id, and its distance to
         its checked self-collision partners and the nearest one.
 
-        max_distance : m; distances beyond it are not refined (reported as inf).
+        max_distance : m, > 0 (inf by default); distances beyond it are not refined
+        (reported as inf).
         Returns {"links", "scene", "object", "self", "partner", "distance"}: arrays over
         bodies (names; m; obstacle id or -1; m; partner body name or ""; the smaller of
         the two)."""
-        m = self._current()
-        md = float(max_distance)
-        rows = self._distances(q, np.full(len(m.body_names), md))
+        md = real_scalar("max_distance", max_distance)
+        if not md > 0.0:  # NaN too
+            raise ValueError(f"max_distance must be > 0 (inf for no cap), got {max_distance!r}")
+        rows, m = self._distances(q, md)
         nl = m.n_links
         names = m.body_names[:nl]
         far = rows[:, 1] == 0
@@ -319,7 +373,7 @@ class CollisionChecker:
         slots = rows[:nl, 2].astype(np.int64)
         ids = np.full(nl, -1, np.int64)
         near = slots >= 0  # (an empty scene has no slot ids to index)
-        ids[near] = self.scene.slot_ids[slots[near]]
+        ids[near] = m.slot_ids[slots[near]]
         self_d = np.full(nl, np.inf)
         partner = np.array([""] * nl, dtype=object)
         link_of = {n: k for k, n in enumerate(names)}
@@ -343,12 +397,13 @@ class CollisionChecker:
         """The method's kernel on q0 -> q1; out[0:4] = (status, last_valid_t, toc,
         n_queries). The motion validator's hot path, as lean as `is_valid`'s: the
         certified methods' kernels take q0, q1 as they come once sealed (`_edge_checked`)."""
-        m = self._model if self._seen == LATEST[0] else self._refresh()
+        b = self._bound if self._seen == LATEST[0] else self._refresh()
+        m = b.model
         code_m = METHODS.get(method)
         try:
-            ws = self._local.ws
+            ws = b.local.ws
         except AttributeError:
-            ws = self._workspace()
+            ws = self._workspace(b)
         kernel = _ENTRY.get(code_m)
         if kernel in _SEALED:
             try:
@@ -376,14 +431,22 @@ class CollisionChecker:
             raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
         q0 = self._q(q0, "q0")
         q1 = self._q(q1, "q1")
+        check_start = bool_flag("check_start", check_start)
         n_steps = 1
         if code_m == E.DISCRETE:
-            length = float(np.linalg.norm(q1 - q0))
-            n_steps = max(1, math.ceil(length / (self.resolution * self._extent)))
-            n_steps = min(n_steps, 2 * QUEUE)  # the bisection queue's room (kernels/edges.py)
+            # the length needs finite ends (the kernel checks them, but only after this);
+            # the limits are the kernel's to check
+            self.robot.validate_q(q0, "q0")
+            self.robot.validate_q(q1, "q1")
+            d = np.abs(q1 - q0)
+            scale = float(d.max())  # |q1 - q0| without overflow (continuous joints at 1e300)
+            length = scale * float(np.linalg.norm(d / scale)) if scale > 0.0 else 0.0
+            steps = length / (self.resolution * self._extent)
+            # the bisection queue's room (kernels/edges.py) caps the states
+            n_steps = 2 * QUEUE if not steps < 2 * QUEUE else max(1, math.ceil(steps))
         kernel = _ENTRY[code_m]
         code = kernel(
-            m.table, ws.table, q0, q1, self.padding, self.eta, n_steps, bool(check_start),
+            m.table, ws.table, q0, q1, self.padding, self.eta, n_steps, check_start,
             self.cache, self._front, QUERY_BUDGET, bool(first), ws.out,
         )  # fmt: skip
         if code_m != E.DISCRETE:
@@ -430,6 +493,7 @@ class CollisionChecker:
         q1 = lo + 0.75 * (hi - lo)
         with self._lock:
             saved = [w.counts.copy() for w in self._workspaces]
+            retired = self._retired.copy()
         seconds = self._seconds
         self.is_valid(q0)
         self.clearance(q0)
@@ -443,6 +507,7 @@ class CollisionChecker:
         with self._lock:
             for i, w in enumerate(self._workspaces):
                 w.counts[:] = saved[i] if i < len(saved) else 0
+            self._retired[:] = retired
         self._seconds = seconds
         return time.perf_counter() - t0
 
@@ -460,7 +525,7 @@ class CollisionChecker:
         (wall time of the compiled calls; `is_valid`'s and the edges' are timed inside
         them, by kernels/clock.py, and not at all where it has no clock: Windows)."""
         with self._lock:
-            total = sum((w.counts for w in self._workspaces), np.zeros(N_COUNTS, np.int64))
+            total = sum((w.counts for w in self._workspaces), self._retired.copy())
         out = {k: int(total[i]) for k, i in _COUNTERS.items()}
         out["seconds"] = self._seconds + int(total[K.KERNEL_NS]) * 1e-9
         return out
@@ -469,6 +534,7 @@ class CollisionChecker:
         with self._lock:
             for w in self._workspaces:
                 w.counts[:] = 0
+            self._retired[:] = 0
         self._seconds = 0.0
 
     def forget(self) -> None:
@@ -478,7 +544,7 @@ class CollisionChecker:
                 w.forget()
 
     def __repr__(self) -> str:
-        m = self._current()
+        m = self._current().model
         return (
             f"CollisionChecker({self.robot.name!r}, {len(self.scene)} obstacles, "
             f"{m.n_links} links, {len(m.body_names) - m.n_links} self pairs, "

@@ -37,7 +37,8 @@ class CheckModel:
     robot : CheckRobot arrays; scene : the scene's FlatScene; table : their address table;
     body_names : a name per body ("panda_link3", "panda_link1|panda_link5", a rigid body's
     links joined by "+"); n_links : the number of link bodies; robot_version,
-    scene_version : what it was built from.
+    scene_version : what it was built from; slot_ids : the obstacle id of each object slot
+    of the scene's flat form; names : {obstacle id: name or None}.
     """
 
     robot: CheckRobot
@@ -48,6 +49,8 @@ class CheckModel:
     robot_version: int
     scene_version: int
     keep: tuple  # arrays the table points into (kept alive with it)
+    slot_ids: np.ndarray
+    names: dict
 
 
 _BOUNDS: dict = {}
@@ -85,9 +88,13 @@ def _posed_links(model, links):
 def build_model(
     robot, scene, self_collision: bool, tables: bool = True, rigid: bool = True
 ) -> CheckModel:
-    """The flat model of `robot` in `scene` (checking the ACM's pairs when self_collision;
-    with their clearance tables, checker/self_tables.py, unless `tables` is False; one body
-    per rigid body when `rigid`, else per collision link)."""
+    """The flat model of `robot` in `scene` (a Scene or one of its snapshots; checking the
+    ACM's pairs when self_collision; with their clearance tables, checker/self_tables.py,
+    unless `tables` is False; one body per rigid body when `rigid`, else per collision
+    link). The versions are read before what they stamp: a model built while an edit lands
+    carries the older version, and the checker builds it again."""
+    snap = scene.snapshot() if isinstance(scene, Scene) else scene
+    robot_version = robot.version
     robot = rigid_bodies(robot) if rigid else robot
     c = robot.collision
     links = np.asarray(robot.collision_links, np.int32)
@@ -117,7 +124,7 @@ def build_model(
         *_local_bounds(robot, links, pairs),
         *(pair_tables(robot, pairs, links.size, pair_distances) if tables else no_tables(pairs)),
     )
-    flat = scene.build()
+    flat = snap.flat()
     row_list = rows(check_robot) + rows(flat)
     name = robot.body_name
     body_names = tuple(name(i) for i in links) + tuple(f"{name(a)}|{name(b)}" for a, b in pairs)
@@ -127,9 +134,11 @@ def build_model(
         array_table(row_list),
         body_names,
         int(links.size),
-        robot.version,
-        scene.version,
+        robot_version,
+        snap.version,
         tuple(a for a, _ in row_list),
+        snap.slot_ids(),
+        {i: o.name for i, o in snap.objects.items()},
     )
 
 
@@ -158,6 +167,7 @@ class CheckWorkspace:
     one model, and their address table. Never shared between threads."""
 
     def __init__(self, model: CheckModel, cache: bool = True, endpoints: int = ENDPOINTS):
+        self.model = model  # the one it is sized for
         r = model.robot
         n_links = r.link_start.shape[0] - 1
         n_pieces = r.piece_link.shape[0]

@@ -590,7 +590,16 @@ def state_distances(hm, hw, q, need, out):
 
 @parallel_kernel
 def state_check_batch(hm, hws, Q, margin, self_collision, out):
-    """`state_check` of every row of Q (m, dof) into out (m,) int64, rows spread over numba's
-    threads; hws (threads, rows, 5): one workspace table per thread."""
-    for r in numba.prange(Q.shape[0]):
-        out[r] = state_check(hm, hws[numba.get_thread_id()], Q[r], margin, self_collision, NO)
+    """`state_check` of every row of Q (m, dof) into out (m,) int64. hws (k, rows, 5): k
+    workspace tables; the rows are cut into k contiguous chunks, chunk c checked with
+    workspace c, the chunks spread over numba's threads.
+
+    A workspace belongs to a chunk, not to a thread id: a thread id (`numba.get_thread_id`)
+    is unique only within one parallel region, so two Python threads in this kernel at
+    once, each with its own tables, would still be safe, but one set of tables shared by
+    both, indexed by thread id, would let two regions' thread 0 write one workspace."""
+    m = Q.shape[0]
+    k = hws.shape[0]
+    for c in numba.prange(k):
+        for r in range(c * m // k, (c + 1) * m // k):
+            out[r] = state_check(hm, hws[c], Q[r], margin, self_collision, NO)

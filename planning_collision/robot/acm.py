@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from ..stamps import next_stamp
+from ..stamps import announce, next_stamp
 from .cache import resolve_cache_dir, write_cache_file
 from .progress import Progress
 
@@ -46,11 +46,12 @@ class AllowedCollisionMatrix:
     def __init__(self, link_names, entries=()):
         self._links = list(link_names)
         self._known = set(self._links)
-        self._pairs: dict[tuple[str, str], str] = {}
-        self.version = next_stamp()  # changes on every edit (a checker sees it is stale)
+        pairs = {}
         for e in entries:
             a, b, *why = e
-            self.allow(a, b, why[0] if why else "user")
+            pairs[self._key(a, b)] = str(why[0] if why else "user")
+        self._pairs = pairs
+        self.version = next_stamp()  # changes on every edit (a checker sees it is stale)
 
     def _key(self, a: str, b: str) -> tuple[str, str]:
         for n in (a, b):
@@ -66,12 +67,20 @@ class AllowedCollisionMatrix:
     def allow(self, a: str, b: str, reason: str = "user") -> None:
         key = self._key(a, b)
         if self._pairs.get(key) != str(reason):
-            self._pairs[key] = str(reason)
-            self.version = next_stamp()
+            self._publish({**self._pairs, key: str(reason)})
 
     def disallow(self, a: str, b: str) -> None:
-        if self._pairs.pop(self._key(a, b), None) is not None:
-            self.version = next_stamp()
+        key = self._key(a, b)
+        if key in self._pairs:
+            self._publish({k: r for k, r in self._pairs.items() if k != key})
+
+    def _publish(self, pairs: dict) -> None:
+        """Replace the pairs by a new dict (never edited in place: a checker rebuilding its
+        model in another thread iterates over the old one), then the version, then tell
+        the checkers (stamps.py)."""
+        self._pairs = pairs
+        self.version = next_stamp()
+        announce()
 
     def is_allowed(self, a: str, b: str) -> bool:
         return self._key(a, b) in self._pairs

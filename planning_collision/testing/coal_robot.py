@@ -59,7 +59,7 @@ class CoalRobot:
                 self.links.append((robot.link_index[name], obj, np.asarray(el.origin, float)))
         self._obstacles = []
         for ob in scene:
-            parts = ob.shape if isinstance(ob.shape, list) else [(ob.shape, np.eye(4))]
+            parts = ob.shape if isinstance(ob.shape, (list, tuple)) else [(ob.shape, np.eye(4))]
             for s, Tl in parts:
                 o = coal.CollisionObject(_shape(s), _tf(ob.T @ np.asarray(Tl)))
                 o.computeAABB()

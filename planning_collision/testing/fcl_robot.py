@@ -66,7 +66,7 @@ class FclRobot:
         self.objects = [fcl.CollisionObject(g, _transform(np.eye(4))) for _, g, _ in self.links]
         obstacles = []
         for ob in scene:
-            parts = ob.shape if isinstance(ob.shape, list) else [(ob.shape, np.eye(4))]
+            parts = ob.shape if isinstance(ob.shape, (list, tuple)) else [(ob.shape, np.eye(4))]
             for s, Tl in parts:
                 g = _fcl_shape(s)
                 obstacles.append(fcl.CollisionObject(g, _transform(ob.T @ np.asarray(Tl))))
