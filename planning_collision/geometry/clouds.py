@@ -19,8 +19,9 @@ import dataclasses
 import numpy as np
 import numpy.typing as npt
 
+from ..kernels.tolerances import WORLD_LIMIT
 from .shapes import Shape
-from .validate import finite_array, positive_scalar
+from .validate import length_array, length_scalar, real_array
 
 __all__ = ["PointCloud", "VoxelGrid"]
 
@@ -39,12 +40,12 @@ class PointCloud(Shape):
     radius: float = 0.0
 
     def __post_init__(self):
-        p = finite_array("PointCloud.points", self.points, (-1, 3))
+        p = length_array("PointCloud.points", self.points, (-1, 3))
         if p.shape[0] == 0:
             raise ValueError("PointCloud.points is empty: a point cloud needs at least one point")
         object.__setattr__(self, "points", _frozen(p))
         object.__setattr__(
-            self, "radius", positive_scalar("PointCloud.radius", self.radius, allow_zero=True)
+            self, "radius", length_scalar("PointCloud.radius", self.radius, allow_zero=True)
         )
 
     def __eq__(self, other):
@@ -73,33 +74,38 @@ class VoxelGrid(Shape):
     origin: npt.NDArray[np.float64] = dataclasses.field(default_factory=lambda: np.zeros(3))
 
     def __post_init__(self):
-        try:
-            raw = np.asarray(self.cells)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"VoxelGrid.cells must be an integer array of shape (n, 3), got {self.cells!r}"
-            ) from None
+        expected = "an integer array of shape (n, 3)"
+        raw = np.asarray(self.cells) if isinstance(self.cells, np.ndarray) else None
+        if raw is None or raw.dtype.kind not in "iu":
+            raw = real_array("VoxelGrid.cells", self.cells, expected)
         if raw.ndim != 2 or raw.shape[1] != 3:
             raise ValueError(f"VoxelGrid.cells must have shape (n, 3), got {raw.shape}")
         if raw.shape[0] == 0:
             raise ValueError("VoxelGrid.cells is empty: a voxel grid needs at least one cell")
-        if not np.issubdtype(raw.dtype, np.integer):
-            if raw.dtype == bool or not np.issubdtype(raw.dtype, np.number):
-                raise ValueError(f"VoxelGrid.cells must hold integers, got dtype {raw.dtype}")
-            if not np.all(np.isfinite(raw)) or not np.all(raw == np.round(raw)):
-                bad = np.argwhere(~np.isfinite(raw) | (raw != np.round(raw)))[0]
-                raise ValueError(
-                    f"VoxelGrid.cells must hold integers, got {raw[tuple(bad)]!r} at index "
-                    f"{tuple(bad)}"
-                )
+        if raw.dtype.kind == "f" and not np.all(raw == np.round(raw)):  # NaN, inf: not equal
+            bad = np.argwhere(raw != np.round(raw))[0]
+            raise ValueError(
+                f"VoxelGrid.cells must hold integers, got {raw[tuple(bad)]!r} at index {tuple(bad)}"
+            )
+        size = length_scalar("VoxelGrid.voxel_size", self.voxel_size)
+        origin = length_array("VoxelGrid.origin", self.origin, (3,))
+        # the cells' corners, in float64, within the working range (before any integer
+        # conversion: a float index of 1e19 would wrap to -2^63 in int64)
+        lo = origin + raw.min(axis=0).astype(np.float64) * size
+        hi = origin + (raw.max(axis=0).astype(np.float64) + 1.0) * size
+        out = (np.abs(lo) > WORLD_LIMIT) | (np.abs(hi) > WORLD_LIMIT)
+        if out.any():
+            axis = int(np.flatnonzero(out)[0])
+            k = int(np.argmax(np.abs(raw[:, axis].astype(np.float64))))
+            raise ValueError(
+                f"VoxelGrid.cells[{k}] = {raw[k].tolist()} puts a cell outside the working "
+                f"range (+-{WORLD_LIMIT:g} m) with voxel_size {size!r} and origin "
+                f"{origin.tolist()}"
+            )
         cells = np.unique(raw.astype(np.int64), axis=0)
         object.__setattr__(self, "cells", _frozen(cells))
-        object.__setattr__(
-            self, "voxel_size", positive_scalar("VoxelGrid.voxel_size", self.voxel_size)
-        )
-        object.__setattr__(
-            self, "origin", _frozen(finite_array("VoxelGrid.origin", self.origin, (3,)))
-        )
+        object.__setattr__(self, "voxel_size", size)
+        object.__setattr__(self, "origin", _frozen(origin))
 
     @classmethod
     def from_dense(cls, occupied, voxel_size: float, origin=(0.0, 0.0, 0.0)) -> VoxelGrid:
@@ -112,9 +118,9 @@ class VoxelGrid(Shape):
     @classmethod
     def from_points(cls, points, voxel_size: float, origin=(0.0, 0.0, 0.0)) -> VoxelGrid:
         """The cells that contain at least one of ``points (n, 3)`` (the grid's frame)."""
-        p = finite_array("VoxelGrid.from_points points", points, (-1, 3))
-        s = positive_scalar("VoxelGrid.voxel_size", voxel_size)
-        o = finite_array("VoxelGrid.origin", origin, (3,))
+        p = length_array("VoxelGrid.from_points points", points, (-1, 3))
+        s = length_scalar("VoxelGrid.voxel_size", voxel_size)
+        o = length_array("VoxelGrid.origin", origin, (3,))
         return cls(np.floor((p - o) / s).astype(np.int64), s, o)
 
     @property

@@ -11,8 +11,8 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from ..kernels.tolerances import LAST_ROW_TOL, QUATERNION_MIN_NORM, ROTATION_TOL
-from .validate import finite_array
+from ..kernels.tolerances import LAST_ROW_TOL, QUATERNION_MIN_NORM, ROTATION_TOL, WORLD_LIMIT
+from .validate import finite_array, length_array, real_array
 
 __all__ = [
     "as_pose",
@@ -67,10 +67,7 @@ def matrix_to_quaternion(R) -> npt.NDArray[np.float64]:
 def quat_xyzw_to_matrix(q, where: str = "orientation_xyzw") -> npt.NDArray[np.float64]:
     """(3, 3) rotation of one quaternion ``(x, y, z, w)``, validated: ValueError naming
     `where` for anything but 4 finite numbers of non-zero length."""
-    try:
-        q = np.asarray(q, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{where} must be 4 numbers (x, y, z, w), got {q!r}") from None
+    q = real_array(where, q, "4 numbers (x, y, z, w)")
     if q.shape != (4,) or not np.all(np.isfinite(q)):
         raise ValueError(f"{where} must be 4 finite numbers (x, y, z, w), got {q.tolist()}")
     if float(np.linalg.norm(q)) < QUATERNION_MIN_NORM:
@@ -80,12 +77,10 @@ def quat_xyzw_to_matrix(q, where: str = "orientation_xyzw") -> npt.NDArray[np.fl
 
 def pose_matrix(position, orientation_xyzw, where: str = "pose") -> npt.NDArray[np.float64]:
     """(4, 4) pose from a position (3,) and a quaternion (x, y, z, w), validated."""
-    try:
-        p = np.asarray(position, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{where}.position must be 3 numbers, got {position!r}") from None
+    p = real_array(f"{where}.position", position, "3 numbers")
     if p.shape != (3,) or not np.all(np.isfinite(p)):
         raise ValueError(f"{where}.position must be 3 finite numbers, got {position!r}")
+    length_array(f"{where}.position", p, (3,))
     T = np.eye(4)
     T[:3, :3] = quat_xyzw_to_matrix(orientation_xyzw, f"{where}.orientation_xyzw")
     T[:3, 3] = p
@@ -94,8 +89,15 @@ def pose_matrix(position, orientation_xyzw, where: str = "pose") -> npt.NDArray[
 
 def as_pose(T, name: str = "T") -> npt.NDArray[np.float64]:
     """A 4x4 rigid transform as float64, checked: finite, last row (0,0,0,1), R orthonormal,
-    det R = +1. Returns a C-contiguous copy the caller may keep."""
+    det R = +1, translation within the working range (+-WORLD_LIMIT m). Returns a
+    C-contiguous copy the caller may keep."""
     a = finite_array(name, T, (4, 4)).copy()
+    far = np.flatnonzero(np.abs(a[:3, 3]) > WORLD_LIMIT)
+    if far.size:
+        raise ValueError(
+            f"{name} translation {a[:3, 3].tolist()} is outside the working range "
+            f"(+-{WORLD_LIMIT:g} m)"
+        )
     if not np.allclose(a[3], (0.0, 0.0, 0.0, 1.0), atol=LAST_ROW_TOL, rtol=0.0):
         raise ValueError(f"{name} must have last row (0, 0, 0, 1), got {a[3].tolist()}")
     R = a[:3, :3]
@@ -123,6 +125,7 @@ def as_poses(poses, name: str = "poses[{}]") -> npt.NDArray[np.float64]:
             bool(np.all(np.abs(P[:, 3] - (0.0, 0.0, 0.0, 1.0)) <= LAST_ROW_TOL))
             and bool(np.all(err <= ROTATION_TOL))
             and bool(np.all(np.linalg.det(R) > 0.0))
+            and bool(np.all(np.abs(P[:, :3, 3]) <= WORLD_LIMIT))
         )
     if ok:
         return np.ascontiguousarray(P)

@@ -20,7 +20,13 @@ from ..kernels import layout as L
 from ..kernels.tolerances import DEGENERATE_AREA, MIN_DIRECTION_NORM
 from .hull import convex_hull
 from .pack import TableRow, pack_single, point_less_row, shape_table
-from .validate import finite_array, finite_scalar, positive_scalar
+from .validate import (
+    coordinate_scalar,
+    finite_array,
+    finite_scalar,
+    length_array,
+    length_scalar,
+)
 
 __all__ = [
     "Shape",
@@ -82,7 +88,7 @@ class Sphere(ConvexShape):
     radius: float
 
     def __post_init__(self):
-        object.__setattr__(self, "radius", positive_scalar("Sphere.radius", self.radius))
+        object.__setattr__(self, "radius", length_scalar("Sphere.radius", self.radius))
 
     def table_row(self) -> TableRow:
         r = self.radius
@@ -96,7 +102,7 @@ class Box(ConvexShape):
     extents: npt.NDArray[np.float64]
 
     def __post_init__(self):
-        e = finite_array("Box.extents", self.extents, (3,))
+        e = length_array("Box.extents", self.extents, (3,))
         if np.any(e <= 0.0):
             raise ValueError(f"Box.extents must be > 0, got {e.tolist()}")
         object.__setattr__(self, "extents", _frozen_array(e))
@@ -122,9 +128,9 @@ class Capsule(ConvexShape):
     length: float
 
     def __post_init__(self):
-        object.__setattr__(self, "radius", positive_scalar("Capsule.radius", self.radius))
+        object.__setattr__(self, "radius", length_scalar("Capsule.radius", self.radius))
         object.__setattr__(
-            self, "length", positive_scalar("Capsule.length", self.length, allow_zero=True)
+            self, "length", length_scalar("Capsule.length", self.length, allow_zero=True)
         )
 
     def table_row(self) -> TableRow:
@@ -138,8 +144,8 @@ class Cylinder(ConvexShape):
     length: float
 
     def __post_init__(self):
-        object.__setattr__(self, "radius", positive_scalar("Cylinder.radius", self.radius))
-        object.__setattr__(self, "length", positive_scalar("Cylinder.length", self.length))
+        object.__setattr__(self, "radius", length_scalar("Cylinder.radius", self.radius))
+        object.__setattr__(self, "length", length_scalar("Cylinder.length", self.length))
 
     def table_row(self) -> TableRow:
         return _axial_row(L.CYLINDER, self.radius, 0.5 * self.length)
@@ -153,8 +159,8 @@ class Cone(ConvexShape):
     length: float
 
     def __post_init__(self):
-        object.__setattr__(self, "radius", positive_scalar("Cone.radius", self.radius))
-        object.__setattr__(self, "length", positive_scalar("Cone.length", self.length))
+        object.__setattr__(self, "radius", length_scalar("Cone.radius", self.radius))
+        object.__setattr__(self, "length", length_scalar("Cone.length", self.length))
 
     def table_row(self) -> TableRow:
         return _axial_row(L.CONE, self.radius, 0.5 * self.length)
@@ -177,12 +183,12 @@ class Convex(ConvexShape):
     radius: float = 0.0
 
     def __post_init__(self):
-        p = finite_array("Convex.points", self.points, (-1, 3))
+        p = length_array("Convex.points", self.points, (-1, 3))
         if p.shape[0] < 1:
             raise ValueError("Convex.points must hold at least one point, got 0")
         object.__setattr__(self, "points", _frozen_array(p))
         object.__setattr__(
-            self, "radius", positive_scalar("Convex.radius", self.radius, allow_zero=True)
+            self, "radius", length_scalar("Convex.radius", self.radius, allow_zero=True)
         )
 
     @functools.cached_property
@@ -216,12 +222,15 @@ class Halfspace(ConvexShape):
 
     def __post_init__(self):
         n = finite_array("Halfspace.normal", self.normal, (3,))
-        norm = float(np.linalg.norm(n))
+        scale = float(np.abs(n).max())  # |n| without overflow for huge components
+        unit = n / scale if scale > 0.0 else n
+        norm = scale * float(np.linalg.norm(unit))
         if norm < MIN_DIRECTION_NORM:
             raise ValueError(f"Halfspace.normal must be non-zero, got {n.tolist()}")
         off = finite_scalar("Halfspace.offset", self.offset)
-        object.__setattr__(self, "normal", _frozen_array(n / norm))
-        object.__setattr__(self, "offset", off / norm)
+        off = coordinate_scalar("Halfspace.offset / |normal|", off / norm)
+        object.__setattr__(self, "normal", _frozen_array(unit / np.linalg.norm(unit)))
+        object.__setattr__(self, "offset", off)
 
     def table_row(self) -> TableRow:
         inf = np.inf
@@ -247,7 +256,7 @@ class Mesh(Shape):
     faces: npt.NDArray[np.int32]
 
     def __post_init__(self):
-        v = finite_array("Mesh.vertices", self.vertices, (-1, 3))
+        v = length_array("Mesh.vertices", self.vertices, (-1, 3))
         try:
             f_raw = np.asarray(self.faces)
         except (TypeError, ValueError):

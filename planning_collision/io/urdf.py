@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernels.tolerances import MIN_DIRECTION_NORM
+from ..kernels.tolerances import MIN_DIRECTION_NORM, WORLD_LIMIT
 
 __all__ = [
     "URDFError",
@@ -232,11 +232,29 @@ def _parse(path: Path):
 
 
 def _positive(values, ctx: str, what: str) -> tuple:
-    """`values` as floats, all finite and > 0, else URDFLinkError."""
+    """`values` as floats, all finite, > 0 and within the working range, else
+    URDFLinkError."""
     size = tuple(float(x) for x in values)
     if not all(math.isfinite(x) and x > 0 for x in size):
         raise URDFLinkError(f"{ctx}: {what} must be finite and > 0, got {size}")
+    if max(size) > WORLD_LIMIT:
+        raise URDFLinkError(
+            f"{ctx}: {what} {size} m is outside the working range (<= {WORLD_LIMIT:g} m)"
+        )
     return size
+
+
+def _origin_problem(origin: np.ndarray) -> str | None:
+    """What is wrong with an <origin> (not finite, or its translation outside the working
+    range), or None."""
+    if not np.all(np.isfinite(origin)):
+        return f"origin must be finite, got {origin.tolist()}"
+    if np.any(np.abs(origin[:3, 3]) > WORLD_LIMIT):
+        return (
+            f"origin xyz {origin[:3, 3].tolist()} m is outside the working range "
+            f"(+-{WORLD_LIMIT:g} m)"
+        )
+    return None
 
 
 def _collision(c, ctx: str, path: Path, package_dirs) -> CollisionElement:
@@ -269,8 +287,9 @@ def _collision(c, ctx: str, path: Path, package_dirs) -> CollisionElement:
         el = CollisionElement("mesh", origin, (), str(f), sc)
     else:
         raise URDFLinkError(f"{ctx}: unsupported geometry (box, cylinder, sphere, mesh)")
-    if not np.all(np.isfinite(origin)):
-        raise URDFLinkError(f"{ctx}: origin must be finite, got {origin.tolist()}")
+    problem = _origin_problem(origin)
+    if problem:
+        raise URDFLinkError(f"{ctx}: {problem}")
     return el
 
 
@@ -319,6 +338,13 @@ def _limits(j, ctx: str, problems: list) -> tuple[float, float]:
                         f"{ctx}: limit must be finite with lower <= upper, got [{lo}, {hi}]"
                     )
                 )
+            elif j.type == "prismatic" and max(abs(lo), abs(hi)) > WORLD_LIMIT:
+                problems.append(
+                    URDFJointError(
+                        f"{ctx}: limit [{lo}, {hi}] m is outside the working range "
+                        f"(+-{WORLD_LIMIT:g} m)"
+                    )
+                )
     return lo, hi
 
 
@@ -359,8 +385,9 @@ def _joints(robot, where: str, links: dict, problems: list) -> dict:
             )
         children[j.child] = j.name
         origin = _origin(j.origin)
-        if not np.all(np.isfinite(origin)):
-            problems.append(URDFJointError(f"{ctx}: origin must be finite, got {origin.tolist()}"))
+        problem = _origin_problem(origin)
+        if problem:
+            problems.append(URDFJointError(f"{ctx}: {problem}"))
         axis = _axis(j, ctx, problems)
         lo, hi = _limits(j, ctx, problems)
         mimic, mult, off = _mimic(j, ctx, problems)

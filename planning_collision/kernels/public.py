@@ -13,7 +13,7 @@ import numpy as np
 from ._jit import kernel
 from .layout import ShapeTable
 from .pair import pair_distance, pair_overlap
-from .tolerances import LAST_ROW_TOL, ROTATION_TOL
+from .tolerances import LAST_ROW_TOL, ROTATION_TOL, WORLD_LIMIT
 
 # A packed table's one shape, as np.int64 (a literal 0 would compile the pair kernels once
 # more than the checker's and the scene's calls do: support.AT0)
@@ -23,6 +23,7 @@ POSE_OK = 0
 POSE_NOT_FINITE = 1
 POSE_LAST_ROW = 2
 POSE_NOT_RIGID = 3
+POSE_OUT_OF_RANGE = 4
 
 
 @kernel
@@ -48,6 +49,9 @@ def pose_check(T):
     )
     if det < 0.0:
         return POSE_NOT_RIGID
+    for i in range(3):
+        if abs(T[i, 3]) > WORLD_LIMIT:
+            return POSE_OUT_OF_RANGE
     return POSE_OK
 
 

@@ -34,6 +34,7 @@ import logging
 import numpy as np
 import numpy.typing as npt
 
+from ..geometry.validate import real_array
 from ..io.srdf import read_srdf
 from ..io.urdf import read_urdf
 from ..kernels.fk import RobotModel, fk, fk_batch, piece_poses
@@ -220,12 +221,7 @@ class Robot:
     def validate_q(self, q, name: str = "q", check_limits: bool = False) -> npt.NDArray[np.float64]:
         """`q` as a C-contiguous float64 (dof,) array, finite (and within limits when asked),
         else ValueError naming the joint and value."""
-        try:
-            a = np.ascontiguousarray(q, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"{name} must be a numeric array of {self.dof} joint values, got {q!r}"
-            ) from None
+        a = np.ascontiguousarray(real_array(name, q, f"a numeric array of {self.dof} joint values"))
         if a.shape != (self.dof,):
             raise ValueError(
                 f"{name} has shape {a.shape}; robot {self.name!r} has {self.dof} active joints "
