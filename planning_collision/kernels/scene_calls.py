@@ -8,10 +8,22 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ._jit import hot_kernel
 from .traversal import COLLIDE, DISTANCE, OVERFLOW, traverse
 
 __all__ = ["scene_collide_batch", "scene_min_distance_batch", "scene_traverse"]
+
+# Constants passed to `traverse` as numpy scalars, not literals: numba would compile the
+# traversal once per literal value, apart from the checker's and Scene's copy of it
+# (tests/test_jit.py)
+_FIRST = np.int64(0)
+_ONE = np.int64(1)
+_YES = np.bool_(True)
+_NO = np.bool_(False)
+_COLLIDE = np.int64(COLLIDE)
+_DISTANCE = np.int64(DISTANCE)
 
 
 @hot_kernel
@@ -26,17 +38,17 @@ def scene_collide_batch(scene, qtab, qposes, qlo, qhi, margin, sc, seeds, out):
     for b in range(qposes.shape[0]):
         n = traverse(
             scene,
-            COLLIDE,
+            _COLLIDE,
             qtab,
             qposes[b : b + 1],
             qlo[b : b + 1],
             qhi[b : b + 1],
-            0,
-            1,
+            _FIRST,
+            _ONE,
             seeds,
             seeds[0:0],
             margin,
-            True,
+            _YES,
             sc,
             qtab.params[0:0, 0],
             True,
@@ -63,17 +75,17 @@ def scene_min_distance_batch(scene, qtab, qposes, qlo, qhi, max_dist, sc, seeds,
     for b in range(qposes.shape[0]):
         arg = traverse(
             scene,
-            DISTANCE,
+            _DISTANCE,
             qtab,
             qposes[b : b + 1],
             qlo[b : b + 1],
             qhi[b : b + 1],
-            0,
-            1,
+            _FIRST,
+            _ONE,
             seeds,
             seeds[0:0],
             max_dist,
-            False,
+            _NO,
             sc,
             qtab.params[0:0, 0],
             True,
