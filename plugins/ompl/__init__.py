@@ -11,8 +11,11 @@
 - `CollisionValidityChecker`, `CollisionMotionValidator`: the validators (certified edges
   with method "dichotomy" or "ca"); exceptions in callbacks are logged once and reported
   invalid, never raised into OMPL.
-- `make_setup`, `set_goals`, `solution_path`, `validators`, `PLANNERS`, `make_planner`;
+- `make_setup` (a `PlanningSetup`: refuses PRM with several goal states, which would
+  deadlock), `set_goals`, `solution_path`, `validators`, `PLANNERS`, `make_planner`;
   `solve(ss, seconds)`: `ss.solve(seconds)` without the ~1 ms OMPL's timer thread adds.
+- `guarded(fn)`: your own validity callback, logging and reporting invalid instead of
+  raising into OMPL.
 
 docs/ompl.md has the details: which planners lose what to the binding's missing
 `lastValid`, PRM with several goals, threads and processes.
@@ -20,6 +23,8 @@ docs/ompl.md has the details: which planners lose what to the binding's missing
 
 from .setup import (
     PLANNERS,
+    PlanningSetup,
+    check_planner_goals,
     make_planner,
     make_setup,
     set_goals,
@@ -28,14 +33,24 @@ from .setup import (
     validators,
 )
 from .spaces import StateCodec, make_state_space, new_state
-from .validators import METHODS, CollisionMotionValidator, CollisionValidityChecker
+from .validators import (
+    METHODS,
+    CollisionMotionValidator,
+    CollisionValidityChecker,
+    Guarded,
+    guarded,
+)
 
 __all__ = [
     "METHODS",
     "PLANNERS",
     "CollisionMotionValidator",
     "CollisionValidityChecker",
+    "Guarded",
+    "PlanningSetup",
     "StateCodec",
+    "check_planner_goals",
+    "guarded",
     "make_planner",
     "make_setup",
     "make_state_space",

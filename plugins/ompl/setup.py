@@ -21,6 +21,8 @@ from .validators import CollisionMotionValidator, CollisionValidityChecker
 
 __all__ = [
     "PLANNERS",
+    "PlanningSetup",
+    "check_planner_goals",
     "make_planner",
     "make_setup",
     "set_goals",
@@ -52,8 +54,57 @@ PLANNERS = tuple(
 )
 
 # Planners whose second thread calls the validators while holding a lock the main thread
-# waits for with the GIL held: with several goal states they deadlock (OMPL_BINDINGS.md).
-_ONE_GOAL_ONLY = ("PRM", "PRMstar")
+# waits for with the GIL held: with several goal states they deadlock (docs/ompl.md).
+# PRMstar and LazyPRMstar derive from PRM in the binding; a renamed planner is still one.
+_ONE_GOAL_ONLY = (og.PRM,)
+
+
+def _goal_states(goal) -> int:
+    """How many goal states `goal` can give a planner (OMPL's `maxSampleCount`: 1 for a
+    GoalState, k for k GoalStates, unbounded for a sampled region); 0 for no goal."""
+    if goal is None:
+        return 0
+    count = getattr(goal, "maxSampleCount", None)
+    return int(count()) if count is not None else 1
+
+
+def check_planner_goals(planner, goal) -> None:
+    """ValueError when `planner` would deadlock on `goal` with Python validators: PRM and
+    PRMstar (or any subclass, whatever its name) with a goal of several states. Called by
+    `PlanningSetup` wherever a planner or goal is set and before it solves, and by
+    `solve`; call it yourself before `ompl.tools.Benchmark` runs PRM (docs/ompl.md)."""
+    n = _goal_states(goal)
+    if n > 1 and isinstance(planner, _ONE_GOAL_ONLY):
+        raise ValueError(
+            f"{planner.getName()} ({type(planner).__name__}) with {n} goal states deadlocks "
+            "with Python validators (its second thread calls them under a lock the main "
+            "thread waits for with the GIL held): give it one goal state, or use another "
+            "planner"
+        )
+
+
+class PlanningSetup(og.SimpleSetup):
+    """An `og.SimpleSetup` that refuses, with a ValueError, what would deadlock with
+    Python validators: a PRM-family planner with several goal states, whichever is set
+    first (`setPlanner`, `setGoal`, `setStartAndGoalStates`) and again before it solves
+    (`solve`, `setup`: a goal set through the problem definition, a planner made by an
+    allocator). `make_setup` returns one; everything else is OMPL's."""
+
+    def setPlanner(self, planner):
+        check_planner_goals(planner, self.getGoal())
+        super().setPlanner(planner)
+
+    def setGoal(self, goal):
+        check_planner_goals(self.getPlanner(), goal)
+        super().setGoal(goal)
+
+    def setup(self):
+        super().setup()
+        check_planner_goals(self.getPlanner(), self.getGoal())
+
+    def solve(self, *args):
+        self.setup()  # makes an allocator's planner, as OMPL's solve would; then checks
+        return super().solve(*args)
 
 
 def make_planner(planner, si) -> ob.Planner:
@@ -98,13 +149,8 @@ def set_goals(ss, goal, threshold: float = 1e-6) -> None:
     G = G.reshape(1, -1) if G.ndim == 1 else G
     if G.ndim != 2 or G.shape[1] != robot.dof or len(G) == 0:
         raise ValueError(f"goal must have shape ({robot.dof},) or (k, {robot.dof}), got {G.shape}")
-    planner = ss.getPlanner()
-    if len(G) > 1 and planner is not None and planner.getName() in _ONE_GOAL_ONLY:
-        raise ValueError(
-            f"{planner.getName()} with {len(G)} goal states deadlocks with Python validators "
-            "(its second thread calls them under a lock the main thread waits for with the "
-            "GIL held): give it one goal state, or use another planner"
-        )
+    if len(G) > 1:
+        check_planner_goals(ss.getPlanner(), _Several(len(G)))
     if len(G) == 1:
         ss.setGoalState(_state(si, svc.codec, G[0], "goal", robot), threshold)
         return
@@ -113,6 +159,16 @@ def set_goals(ss, goal, threshold: float = 1e-6) -> None:
         goals.addState(_state(si, svc.codec, g, f"goal[{k}]", robot))
     goals.setThreshold(threshold)
     ss.setGoal(goals)
+
+
+class _Several:
+    """A goal of n states, for the check before they are set."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def maxSampleCount(self) -> int:
+        return self.n
 
 
 def make_setup(
@@ -144,7 +200,7 @@ def make_setup(
     if warm_up and method not in checker.warmed:
         checker.warm_up(methods=(method,))
     space = make_state_space(robot)
-    ss = og.SimpleSetup(space)
+    ss = PlanningSetup(space)
     si = ss.getSpaceInformation()
     codec = StateCodec(space, robot.continuous)
     ss.setStateValidityChecker(CollisionValidityChecker(si, checker, codec))
@@ -178,6 +234,12 @@ def solve(setup, seconds: float):
     seconds = float(seconds)
     if not seconds > 0.0 or math.isinf(seconds):
         raise ValueError(f"seconds must be a positive finite number, got {seconds!r}")
+    if isinstance(setup, og.SimpleSetup):
+        setup.setup()
+        check_planner_goals(setup.getPlanner(), setup.getGoal())
+    else:
+        pdef = setup.getProblemDefinition()
+        check_planner_goals(setup, None if pdef is None else pdef.getGoal())
     return setup.solve(ob.timedPlannerTerminationCondition(seconds))
 
 

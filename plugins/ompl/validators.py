@@ -29,7 +29,7 @@ from ompl import base as ob
 
 from .spaces import StateCodec
 
-__all__ = ["CollisionMotionValidator", "CollisionValidityChecker", "METHODS"]
+__all__ = ["CollisionMotionValidator", "CollisionValidityChecker", "METHODS", "Guarded", "guarded"]
 
 log = logging.getLogger("plugins.ompl")
 
@@ -57,6 +57,48 @@ class _OnceLog:
                 "".join(traceback.format_exception(exc)).rstrip(),
             )
         traceback.clear_frames(exc.__traceback__)
+
+
+class Guarded:
+    """A callback of yours made safe to hand to OMPL: it returns `fn(*args)` as a Python
+    bool, and when `fn` raises, it logs the first exception with its traceback (logger
+    `plugins.ompl`), counts every one (`errors`) and returns `invalid` (False: the state or
+    motion is reported invalid) instead of letting it reach OMPL, where it aborts the
+    process in PRM and in benchmark runs (docs/ompl.md)::
+
+        def my_check(state):
+            q = codec.read(state)
+            return checker.is_valid(q) and my_constraint(q)
+
+        ss.setStateValidityChecker(guarded(my_check))
+
+    A non-bool result (a numpy bool, an int) is converted; anything `bool()` refuses is an
+    error like any other. The plugin's own validators already behave this way."""
+
+    def __init__(self, fn, what: str | None = None, invalid: bool = False):
+        if not callable(fn):
+            raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+        self.fn = fn
+        self.what = what or getattr(fn, "__qualname__", repr(fn))
+        self.invalid = bool(invalid)
+        self._error = _OnceLog()
+
+    @property
+    def errors(self) -> int:
+        """Exceptions caught so far (each answered with `invalid`)."""
+        return self._error.errors
+
+    def __call__(self, *args) -> bool:
+        try:
+            return bool(self.fn(*args))
+        except Exception as e:  # noqa: BLE001 - a callback must never raise (class doc)
+            self._error(self.what, e)
+            return self.invalid
+
+
+def guarded(fn, what: str | None = None, invalid: bool = False) -> Guarded:
+    """`Guarded(fn, what, invalid)`: your validity callback, logging instead of raising."""
+    return Guarded(fn, what, invalid)
 
 
 class CollisionValidityChecker(ob.StateValidityChecker):
