@@ -7,8 +7,9 @@
 - `load_mbm(path) -> ProblemSet`: a MotionBenchMaker problem file (name, start, goals,
   fixed joints and the obstacle records of each problem).
 - URDF: `planning_collision.io.urdf` (used by `Robot.from_urdf`).
-- `read_srdf(path, link_names=None) -> SRDFData`: a MoveIt SRDF's ``disable_collisions``
-  pairs (`Robot.from_urdf(..., srdf=path)` allows them).
+- `read_srdf(path, link_names=None, strict=False) -> SRDFData`: a MoveIt SRDF's
+  ``disable_collisions`` pairs (`Robot.from_urdf(..., srdf=path)` allows them); pairs naming
+  links the robot lacks are skipped with one warning, or refused with ``strict=True``.
 """
 
 from .mbm import Problem, ProblemSet, load_mbm
