@@ -1,7 +1,7 @@
 """The checker side by side with what Python users have today, on MotionBenchMaker scenes.
 
 For the Panda (fingers at 0.065 m, self-collision on) in the first ``--problems`` scenes of
-each MotionBenchMaker set (../shared/data/mbm/panda):
+each MotionBenchMaker set (shipped in planning_collision/data/mbm):
 
 1. **States.** `is_valid` from Python, one call per configuration (configurations uniform in
    the joint limits), against the python-fcl pipeline (exact meshes, DynamicAABBTree, FK in
@@ -45,10 +45,12 @@ from pathlib import Path
 
 import numpy as np
 
+from planning_collision.io import mbm_path
+
 if __package__ in (None, ""):  # run as a script: the repository root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mbm" / "panda"
+DATA = mbm_path("box").parent  # the shipped MotionBenchMaker Panda sets
 SETS = ("bookshelf_small", "box", "cage", "table_pick")
 
 

@@ -32,7 +32,7 @@ runs share the machine with each other: use ``--workers 1`` for times to quote.
     python -m demos.benchmark --validators dichotomy mplib --ray auto
     python -m demos.benchmark --summarize out_a out_b   # two runs' rows, one table
 
-The MotionBenchMaker files come from ../shared/data/mbm/panda (``--data`` to point elsewhere).
+The MotionBenchMaker Panda sets ship in planning_collision/data/mbm (``--data`` for another copy).
 """
 
 from __future__ import annotations
@@ -50,10 +50,12 @@ from pathlib import Path
 
 import numpy as np
 
+from planning_collision.io import mbm_path
+
 if __package__ in (None, ""):  # run as a script: the repository root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mbm" / "panda"
+DEFAULT_DATA = mbm_path("box").parent  # the shipped MotionBenchMaker Panda sets
 SETS = ("bookshelf_small", "box", "cage", "table_pick")
 OURS = ("dichotomy", "ca", "discrete")
 VALIDATORS = (*OURS, "fcl", "mplib")

@@ -9,7 +9,7 @@ start once numba's cache is warm (the first run compiles the scene queries, ~30 
     python demos/view.py                                      # the bookshelf, no robot
     python demos/view.py --robot panda                        # reaching into the shelf
     python demos/view.py --robot panda --q 0 -0.785 0 -2.356 0 1.571 0.785
-    python demos/view.py ../shared/data/mbm/panda/cage.json --problem 3   # start -> goal
+    python demos/view.py planning_collision/data/mbm/panda/cage.json --problem 3   # start -> goal
     python demos/view.py --robot panda --export scene.glb --no-serve
     python demos/view.py --robot panda --fps                  # slider updates per second
 

@@ -1,6 +1,6 @@
-"""The planning benchmark and the checker benchmark run end to end on a few MotionBenchMaker
-problems (skipped where ../shared/data is absent): OMPL's log goes to SQLite, every path is
-re-checked, local workers and a local Ray instance give the same kind of results."""
+"""The planning benchmark and the checker benchmark run end to end on a few of the shipped
+MotionBenchMaker problems: OMPL's log goes to SQLite, every path is re-checked, local workers
+and a local Ray instance give the same kind of results."""
 
 from __future__ import annotations
 
@@ -9,12 +9,8 @@ import sqlite3
 
 import pytest
 
-from tests.conftest import SHARED_DATA
-
 pytest.importorskip("ompl")
 pytest.importorskip("fcl")
-MBM = SHARED_DATA / "mbm" / "panda"
-pytestmark = pytest.mark.skipif(not MBM.is_dir(), reason="../shared/data is absent")
 
 
 def _run(tmp_path, *extra):

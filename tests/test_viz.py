@@ -13,6 +13,7 @@ from scipy.spatial.transform import Rotation
 import planning_collision as pc
 import robots
 from planning_collision import viz
+from planning_collision.io import mbm_path
 from planning_collision.viz import _colors
 from planning_collision.viz.glb import (
     PATH_NODE,
@@ -340,12 +341,10 @@ def test_the_view_demo_writes_a_glb_without_serving(tmp_path, capsys):
     assert "5 objects" in capsys.readouterr().out
 
 
-def test_the_view_demo_shows_a_motionbenchmaker_problem_from_start_to_goal(
-    shared_data, panda, tmp_path
-):
+def test_the_view_demo_shows_a_motionbenchmaker_problem_from_start_to_goal(panda, tmp_path):
     demo = importlib.import_module("demos.view")
     out = tmp_path / "mbm.glb"
-    mbm = shared_data / "mbm" / "panda" / "bookshelf_small.json"
+    mbm = mbm_path("bookshelf_small")
     assert demo.main([str(mbm), "--problem", "2", "--export", str(out), "--no-serve"]) == 0
     nodes = set(trimesh.load(out).graph.nodes_geometry)
     assert PATH_NODE in nodes and ghost_node_name(1, "panda_hand") in nodes
