@@ -6,12 +6,12 @@ MotionBenchMaker problem files; default: the packaged bookshelf), serves the vie
 ``.glb``, takes a screenshot in a headless Chromium, or times slider updates. Seconds to
 start once numba's cache is warm (the first run compiles the scene queries, ~30 s).
 
-    python demos/view.py                                      # the bookshelf, no robot
-    python demos/view.py --robot panda                        # reaching into the shelf
-    python demos/view.py --robot panda --q 0 -0.785 0 -2.356 0 1.571 0.785
-    python demos/view.py planning_collision/data/mbm/panda/cage.json --problem 3   # start -> goal
-    python demos/view.py --robot panda --export scene.glb --no-serve
-    python demos/view.py --robot panda --fps                  # slider updates per second
+    python -m demos.view                                      # the bookshelf, no robot
+    python -m demos.view --robot panda                        # reaching into the shelf
+    python -m demos.view --robot panda --q 0 -0.785 0 -2.356 0 1.571 0.785
+    python -m demos.view planning_collision/data/mbm/panda/cage.json --problem 3   # start -> goal
+    python -m demos.view --robot panda --export scene.glb --no-serve
+    python -m demos.view --robot panda --fps                  # slider updates per second
 
 ``--q`` may be given several times: the configurations become a path (its end effector's
 curve, translucent poses, a playback slider), and the robot is shown at the last one.

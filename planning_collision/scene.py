@@ -212,7 +212,7 @@ class Scene:
 
     def blocks(self) -> list[ObjectBlock]:
         """The compiled objects, in slot order (for engines built from the same
-        primitives, e.g. the flat-BVH baseline of demos/bench_scene.py)."""
+        primitives, e.g. the flat-BVH baseline of demos/bench/scene.py)."""
         return [self._blocks[i] for i in self._objects]
 
     def stats(self) -> dict:

@@ -1,4 +1,4 @@
-"""The MPlib baseline (demos/baselines/mplib_runner.py) solves MotionBenchMaker problems in
+"""The MPlib baseline (demos/bench/baselines/mplib_runner.py) solves MotionBenchMaker problems in
 its own interpreter and returns paths from the start to the goal. Skipped where no
 interpreter runs MPlib (it needs numpy < 2: set MPLIB_PYTHON)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from demos.baselines import mplib_runner
+from demos.bench.baselines import mplib_runner
 
 
 @pytest.mark.skipif(

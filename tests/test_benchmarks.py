@@ -14,7 +14,7 @@ pytest.importorskip("fcl")
 
 
 def _run(tmp_path, *extra):
-    from demos import benchmark
+    from demos.bench import planning as benchmark
 
     out = tmp_path / "out"
     argv = ["--sets", "bookshelf_small", "--n", "2", "--time", "0.5", "--out", str(out), *extra]
@@ -56,7 +56,7 @@ def test_local_workers_and_ray_run_the_same_tasks(tmp_path):
 
 
 def test_the_checker_benchmark_runs(capsys):
-    from demos import bench_checker
+    from demos.bench import checker as bench_checker
 
     argv = ["--problems", "1", "--configs", "80", "--peer-configs", "8", "--edges", "40"]
     assert bench_checker.main([*argv, "--peer-edges", "4"]) == 0
@@ -73,7 +73,7 @@ def test_the_checker_benchmark_runs(capsys):
 
 
 def test_the_certification_script_finds_no_false_free_edge(capsys):
-    from demos import certify
+    from demos.dev import certify
 
     argv = ["--problems", "1", "--edges-per-world", "24", "--mesh-edges", "2"]
     assert certify.main(argv) == 0

@@ -31,7 +31,7 @@ Why tiles and not whole triangles: CAD meshes carry long sliver triangles (145 m
 xArm7 base) that span several pieces; growing one piece to hold such a triangle whole added
 up to 84 % of a link's volume, while tiles along the gaps add a few percent. The piece count
 never changes (the checker's speed depends on few pieces); pieces gain hull vertices where
-they grew (``demos/model_containment.py`` prints both, per link).
+they grew (``demos/dev/model_containment.py`` prints both, per link).
 
 "How far a triangle violates a piece" is the largest ``n . x + c`` over its vertices and
 the piece's facet planes (`kernels.containment.triangle_piece_violation`): 0 or less when

@@ -21,23 +21,19 @@ oracle's first colliding state and that the robot is within eta of contact there
 "discrete" (OMPL's 1 % states) is there for contrast: its misses are what certification
 buys.
 
-    python -m demos.certify                       # >= 20,000 edges, ~10 min
-    python -m demos.certify --problems 1 --edges-per-world 200
+    python -m demos.dev.certify                       # >= 20,000 edges, ~10 min
+    python -m demos.dev.certify --problems 1 --edges-per-world 200
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 from planning_collision.io import mbm_path
-
-if __package__ in (None, ""):  # run as a script: the repository root on the path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 DATA = mbm_path("box").parent  # the shipped MotionBenchMaker Panda sets
 SETS = ("bookshelf_small", "box", "cage", "table_pick")
