@@ -228,13 +228,22 @@ def _cover_vertices(cand: list, v: np.ndarray) -> list:
     return cand
 
 
+def _volume(mesh) -> float:
+    """|volume| of a closed trimesh. trimesh computes it with the centre of mass, which it
+    divides by the volume: a closed shell enclosing none (a flat, doubled-up component, as in
+    the UR10's meshes) made numpy warn "invalid value encountered in divide". Only the volume
+    is read here, so that one warning is silenced here, and only here."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return abs(float(mesh.volume))
+
+
 def _component_pieces(comp, mesh_volume: float, hull_ratio: float, max_pieces: int) -> list:
     """Steps 1 and 2 for one connected component (a trimesh.Trimesh)."""
     import trimesh
 
     v = np.asarray(comp.vertices, float)
     hv = hull_volume(v)
-    cv = abs(float(comp.volume)) if comp.is_watertight else 0.0
+    cv = _volume(comp) if comp.is_watertight else 0.0
     # small components (screws, inverted cavity shells) are not worth decomposing:
     # their hull adds at most a few percent of the link's volume
     small = hv <= SMALL_COMPONENT * mesh_volume
@@ -265,7 +274,7 @@ def decompose_mesh(
     v_in = np.asarray(vertices, np.float64).reshape(-1, 3)
     f_in = np.asarray(faces, np.int64).reshape(-1, 3)
     mesh = trimesh.Trimesh(v_in, f_in, process=True)
-    mesh_volume = abs(float(mesh.volume)) if mesh.is_watertight else hull_volume(mesh.vertices)
+    mesh_volume = _volume(mesh) if mesh.is_watertight else hull_volume(mesh.vertices)
     pieces = []
     for comp in mesh.split(only_watertight=False):
         pieces.extend(_component_pieces(comp, mesh_volume, hull_ratio, max_pieces))
