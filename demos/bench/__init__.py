@@ -11,5 +11,7 @@
   factory hall of ``factory_scene``;
 - ``robot``: forward kinematics, model loading and ACM sampling.
 
-``baselines`` holds the peers that are not OMPL validators (MPlib, in its own interpreter).
+``problems`` reads the planning benchmark's inputs (docs/benchmark.md has the problem file
+format), ``reports`` writes its outputs; ``baselines`` holds the peers that are not OMPL
+validators (MPlib, in its own interpreter). docs/performance.md has today's figures.
 """

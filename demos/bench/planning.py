@@ -1,5 +1,11 @@
-"""Planning benchmark: OMPL planners on MotionBenchMaker problems, our checker against what
-Python users have today, every returned path re-checked on the exact meshes.
+"""Planning benchmark: OMPL planners on MotionBenchMaker problems or on your own, our checker
+against what Python users have today, every returned path re-checked on the exact meshes.
+
+Problems: the four MotionBenchMaker Panda sets that ship with the project (``--sets``, all
+four by default; ``--data`` for another directory of such files), and your own problem files
+(``--problems FILE ...``: a robot by registry name or URDF, a scene file, start/goal pairs,
+and optionally planners, validators and a time limit; the format is in docs/benchmark.md and
+demos/bench/problems.py). Each set is one OMPL experiment.
 
 Validators (``--validators``):
 
@@ -9,8 +15,8 @@ Validators (``--validators``):
   the exact link meshes (planning_collision.testing.fcl_robot) and OMPL's own
   `DiscreteMotionValidator` at its default resolution;
 - ``mplib``: MPlib's own RRTConnect (in its own environment, ``MPLIB_PYTHON``:
-  demos/bench/baselines/mplib_runner.py),
-  the planner Python users install today. The planner list does not apply to it.
+  demos/bench/baselines/mplib_runner.py), the planner Python users install today; the
+  MotionBenchMaker sets only. The planner list does not apply to it.
 
 Each run solves one problem with a time limit. Every path a run returns is then re-checked
 on the exact link meshes by python-fcl, independently of the checker under test, at states
@@ -18,21 +24,23 @@ no farther apart than ``--recheck-step`` (any point of the robot moves at most t
 between two checked states: the robot's motion bounds), and the paths with a colliding
 state are counted: the missed-collision metric.
 
-Outputs in ``--out``: ``runs.jsonl`` (one line per run), ``benchmark.log`` (OMPL's benchmark
-log format, one experiment per problem set, one "planner" per planner and validator) and
-``benchmark.db`` (``ompl_benchmark_statistics``: what Planner Arena reads), ``summary.md``
-(the table printed at the end) and ``times.png`` (solve times per set and validator).
+Outputs in ``--out``: ``runs.jsonl`` (one line per run), ``logs/<set>.log`` (OMPL's benchmark
+log format, one experiment per set, one "planner" per planner and validator: Planner Arena
+reads one experiment per log), ``benchmark.db`` (``ompl_benchmark_statistics`` over every
+log: what Planner Arena reads), ``summary.md`` (the table printed at the end) and
+``times.png`` (solve times per set and validator).
 
 Runs go over local worker processes (``--workers``; OMPL's ``solve`` holds the GIL, so
 parallel planning means processes) or a Ray cluster (``--ray auto`` or an address). Timed
-runs share the machine with each other: use ``--workers 1`` for times to quote.
+runs share the machine with each other: use ``--workers 1`` for times to quote. A run takes
+at most its time limit plus the re-check (10 bookshelf problems, dichotomy and fcl: 16 s on
+2 cores), after the compile of a fresh machine's first run.
 
-    python -m demos.benchmark --sets bookshelf_small --n 10              # a quick look
+    python -m demos.benchmark --sets bookshelf_small --n 10              # a quick look, ~20 s
     python -m demos.benchmark --validators dichotomy fcl --n 100 --workers 1
+    python -m demos.benchmark --problems my_cell.json                    # your problems
     python -m demos.benchmark --validators dichotomy mplib --ray auto
     python -m demos.benchmark --summarize out_a out_b   # two runs' rows, one table
-
-The MotionBenchMaker Panda sets ship in planning_collision/data/mbm (``--data`` for another copy).
 """
 
 from __future__ import annotations
@@ -41,61 +49,63 @@ import argparse
 import json
 import math
 import os
-import platform
-import socket
-import subprocess
-import sys
+import re
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
-from planning_collision.io import mbm_path
+from demos.bench import reports
+from demos.bench.problems import VALIDATORS, mbm_set, problem_file
+from planning_collision.io import MBM_SETS, mbm_path
 
 DEFAULT_DATA = mbm_path("box").parent  # the shipped MotionBenchMaker Panda sets
-SETS = ("bookshelf_small", "box", "cage", "table_pick")
-OURS = ("dichotomy", "ca", "discrete")
-VALIDATORS = (*OURS, "fcl", "mplib")
+SETS = MBM_SETS
+OURS = reports.OURS
 
 # ------------------------------------------------------------------------- worker side
 
 _CACHE: dict = {}
 
 
-def _problem_set(data: str, name: str):
-    key = ("set", data, name)
+def load_set(source: dict):
+    """The `BenchSet` of a task's source (``{"kind": "mbm" | "file", "path": ...}``), loaded
+    once per process."""
+    key = ("set", source["kind"], source["path"])
     if key not in _CACHE:
-        from planning_collision.io import load_mbm
-
-        _CACHE[key] = load_mbm(str(Path(data) / f"{name}.json"))
+        if source["kind"] == "mbm":
+            _CACHE[key] = mbm_set(source["path"])
+        else:
+            _CACHE[key] = problem_file(source["path"])
     return _CACHE[key]
 
 
-def _robot(fixed_joints: dict):
-    key = ("robot", tuple(sorted(fixed_joints.items())))
+def _robot(bset):
+    key = ("robot", json.dumps(bset.robot_spec, sort_keys=True, default=str))
     if key not in _CACHE:
-        import robots
-
-        _CACHE[key] = robots.load("panda", fixed_joints=dict(fixed_joints))
+        _CACHE[key] = bset.robot()
     return _CACHE[key]
 
 
-def _world(data: str, set_name: str, index: int):
-    """(problem, robot, scene, checker, fcl robot) of one problem, kept for the next run."""
-    key = ("world", data, set_name, index)
+def _world(source: dict, index: int):
+    """(set, query, robot, scene, checker, fcl robot) of one problem, kept for the next run
+    (a problem file's scene serves all its problems)."""
+    bset = load_set(source)
+    shared = bset.queries[index].obstacles is None
+    key = ("world", source["kind"], source["path"], None if shared else index)
     if key not in _CACHE:
         import planning_collision as pc
         from planning_collision.testing.fcl_robot import FclRobot
 
-        for k in [k for k in _CACHE if k[0] == "world"]:  # one problem at a time
+        for k in [k for k in _CACHE if k[0] == "world"]:  # one scene at a time
             del _CACHE[k]
-        p = _problem_set(data, set_name).problems[index]
-        robot = _robot(p.fixed_joints)
-        scene = pc.Scene.from_records(p.obstacles)
+        robot = _robot(bset)
+        scene = bset.scene(index)
         checker = pc.CollisionChecker(robot, scene)
         checker.warm_up()
-        _CACHE[key] = (p, robot, scene, checker, FclRobot(robot, scene))
-    return _CACHE[key]
+        _CACHE[key] = (robot, scene, checker, FclRobot(robot, scene))
+    return (bset, bset.queries[index], *_CACHE[key])
 
 
 def _init_worker(seed: int, per_process: bool = True) -> None:
@@ -138,13 +148,13 @@ def _fcl_setup(robot, fcl_robot, planner: str):
     return ss, codec, svc
 
 
-def _set_start_goal(ss, codec, p) -> None:
+def _set_start_goal(ss, codec, query) -> None:
     from plugins.ompl import new_state
 
     si = ss.getSpaceInformation()
     s, g = new_state(si), new_state(si)
-    codec.write(p.start, s)
-    codec.write(p.goals[0], g)
+    codec.write(query.start, s)
+    codec.write(query.goal, g)
     ss.setStartAndGoalStates(s, g, 1e-6)
 
 
@@ -160,7 +170,7 @@ def recheck(fcl_robot, robot, Q, step: float) -> bool:
     return False
 
 
-def _plan(task, p, robot, scene, checker, fcl_robot):
+def _plan(task, bset, query, robot, scene, checker, fcl_robot):
     """Solve one problem; returns (row, path or None)."""
     from ompl import geometric as og
 
@@ -173,23 +183,35 @@ def _plan(task, p, robot, scene, checker, fcl_robot):
 
         if "mplib" not in _CACHE:
             _CACHE["mplib"] = MPlibPanda()
-        r = _CACHE["mplib"].solve(p, task["time"], task["seed"])
+        p = SimpleNamespace(  # what MPlibPanda reads of a MotionBenchMaker problem
+            fixed_joints=bset.robot_spec.get("fixed_joints", {}),
+            start=query.start,
+            goals=[query.goal],
+            obstacles=query.obstacles,
+        )
+        r = _CACHE["mplib"].solve(p, task["time_limit"], task["seed"])
         row.update(solved=bool(r["solved"]), time=float(r["seconds"]), status=r["status"])
         return row, r["path"] if r["solved"] else None
     if v == "fcl":
         ss, codec, svc = _fcl_setup(robot, fcl_robot, task["planner"])
-        _set_start_goal(ss, codec, p)
+        _set_start_goal(ss, codec, query)
         mv = None
     else:
         from plugins.ompl import make_setup, validators
 
         ss = make_setup(
-            robot, scene, p.start, p.goals[0], method=v, planner=task["planner"], checker=checker
+            robot,
+            scene,
+            query.start,
+            query.goal,
+            method=v,
+            planner=task["planner"],
+            checker=checker,
         )
         svc, mv = validators(ss)
         codec = svc.codec
     t0 = time.perf_counter()
-    status = solve(ss, task["time"])  # no OMPL timer thread (plugins.ompl.solve)
+    status = solve(ss, task["time_limit"])  # no OMPL timer thread (plugins.ompl.solve)
     row["time"] = time.perf_counter() - t0
     row["solved"] = bool(status) and ss.haveExactSolutionPath()
     row["status"] = str(status)
@@ -210,56 +232,94 @@ def run_task(task: dict) -> dict:
     error is reported in the row."""
     row = dict(task)
     try:
-        p, robot, scene, checker, fcl_robot = _world(task["data"], task["set"], task["index"])
-        row["problem"] = p.name
-        out, Q = _plan(task, p, robot, scene, checker, fcl_robot)
+        world = _world(task["source"], task["index"])
+        _, query, robot, _, _, fcl_robot = world
+        row["problem"] = query.name
+        out, Q = _plan(task, *world)
         row.update(out)
         if Q is not None:
             row["length"] = float(np.linalg.norm(np.diff(Q, axis=0), axis=1).sum())
             row["segments"] = len(Q) - 1
-            ends = np.allclose(Q[0], p.start, atol=1e-6) and np.allclose(
-                Q[-1], p.goals[0], atol=1e-3
+            ends = np.allclose(Q[0], query.start, atol=1e-6) and np.allclose(
+                Q[-1], query.goal, atol=1e-3
             )
             t0 = time.perf_counter()
             row["collides"] = (not ends) or recheck(fcl_robot, robot, Q, task["recheck_step"])
             row["recheck_seconds"] = time.perf_counter() - t0
     except Exception as e:  # noqa: BLE001 - one bad run must not end the benchmark
         row.update(solved=False, error=f"{type(e).__name__}: {e}")
-    row.pop("data", None)
+    row.pop("source", None)
     return row
 
 
 # ------------------------------------------------------------------------- driver side
 
 
-def make_tasks(args) -> list[dict]:
-    """Every run: sets x problems x (planners x validators) x repeats."""
-    from planning_collision.io import load_mbm
+def problem_sets(args) -> list[tuple[dict, object]]:
+    """[(source, BenchSet)] of the command line: the MotionBenchMaker sets, then the problem
+    files. Raises ValueError / FileNotFoundError naming a bad set or file."""
 
+    sources = [{"kind": "mbm", "path": str(Path(args.data) / f"{s}.json")} for s in args.sets]
+    sources += [{"kind": "file", "path": str(Path(f).resolve())} for f in args.problems]
+    out = []
+    for src in sources:
+        if src["kind"] == "mbm":
+            if not Path(src["path"]).is_file():
+                raise FileNotFoundError(f"--sets: no MotionBenchMaker file {src['path']} (--data)")
+            out.append((src, mbm_set(src["path"])))
+        else:
+            out.append((src, problem_file(src["path"])))
+    names = [b.name for _, b in out]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"problem set names must differ (one OMPL experiment each): {twice}")
+    return out
+
+
+def set_options(args, bset) -> tuple[list, list, float]:
+    """(planners, validators, seconds per run) of a set: the command line's, else the
+    problem file's, else RRTConnect, dichotomy and fcl, 1 s."""
+    planners = args.planners or bset.planners or ["RRTConnect"]
+    validators = args.validators or bset.validators or ["dichotomy", "fcl"]
+    if "mplib" in validators and not bset.mbm:
+        raise ValueError(
+            f"set {bset.name!r}: the mplib baseline plans the MotionBenchMaker Panda sets only"
+        )
+    return list(planners), list(validators), float(args.time or bset.time or 1.0)
+
+
+def make_tasks(args, sets) -> list[dict]:
+    """Every run: sets x problems x (planners x validators) x repeats."""
     tasks = []
-    for s in args.sets:
-        ps = load_mbm(str(Path(args.data) / f"{s}.json"))
-        robot = _robot(ps.problems[0].fixed_joints)
-        for i, p in enumerate(ps.problems[: args.n]):
+    for src, bset in sets:
+        planners, validators, seconds = set_options(args, bset)
+        robot = _robot(bset)
+        for i, q in enumerate(bset.queries[: args.n]):
+            for what, x in (("start", q.start), ("goal", q.goal)):
+                if x.shape != (robot.dof,):
+                    raise ValueError(
+                        f"{q.name}: {what} has {x.size} values; robot {robot.name!r} has "
+                        f"{robot.dof} active joints {robot.joint_names}"
+                    )
             inside = all(
-                np.all(q >= robot.lower) and np.all(q <= robot.upper) for q in (p.start, p.goals[0])
+                np.all(x >= robot.lower) and np.all(x <= robot.upper) for x in (q.start, q.goal)
             )
-            if not inside:  # data/README: four goals exceed the URDF's joint-4 limit
-                print(f"skipped {s}/{p.name}: start or goal outside the joint limits")
+            if not inside:  # data/mbm/README.md: two table_pick goals exceed joint 4's limit
+                print(f"skipped {q.name}: start or goal outside the joint limits")
                 continue
-            for v in args.validators:
-                for planner in args.planners if v != "mplib" else ["RRTConnect"]:
+            for v in validators:
+                for planner in planners if v != "mplib" else ["RRTConnect"]:
                     for r in range(args.repeats):
                         tasks.append(
                             {
-                                "data": str(args.data),
-                                "set": s,
-                                "index": i,  # the position in the set (p.index counts from 1)
+                                "source": src,
+                                "set": bset.name,
+                                "index": i,  # the position in the set
                                 "planner": planner,
                                 "validator": v,
                                 "repeat": r,
                                 "seed": args.seed + r,
-                                "time": args.time,
+                                "time_limit": seconds,
                                 "recheck_step": args.recheck_step,
                             }
                         )
@@ -315,199 +375,32 @@ def _run_ray(tasks, address: str, seed: int):
     return rows
 
 
-# ------------------------------------------------------------------------- reports
+def _parser():
+    from plugins.ompl import PLANNERS
 
-
-def _machine() -> str:
-    """The CPU model and core count (for the log and the summary)."""
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            model = next(ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{model}, {os.cpu_count()} cores"
-
-
-def _label(row) -> str:
-    return (
-        row["planner"] if row["validator"] == "mplib" else f"{row['planner']}[{row['validator']}]"
-    )
-
-
-_RUN_PROPS = [
-    ("time", "REAL"),
-    ("solved", "BOOLEAN"),
-    ("solution length", "REAL"),
-    ("solution segments", "INTEGER"),
-    ("collides on meshes", "BOOLEAN"),
-    ("state checks", "INTEGER"),
-    ("valid motions", "INTEGER"),
-    ("invalid motions", "INTEGER"),
-    ("problem", "INTEGER"),
-    ("repeat", "INTEGER"),
-]
-_ROW_KEYS = [
-    "time",
-    "solved",
-    "length",
-    "segments",
-    "collides",
-    "state_checks",
-    "valid_motions",
-    "invalid_motions",
-    "index",
-    "repeat",
-]
-
-
-def write_ompl_log(path: Path, rows, args, seconds: float) -> None:
-    """OMPL's benchmark log (what ompl_benchmark_statistics parses): one experiment per
-    problem set; each planner-validator pair is one planner; each run one problem."""
-    import ompl
-    from ompl import util as ou  # noqa: F401 - the version below comes from the wheel
-
-    version = getattr(ompl, "__version__", "2")
-    with open(path, "w", encoding="utf-8") as f:
-        for s in args.sets:
-            srows = [r for r in rows if r["set"] == s]
-            labels = sorted({_label(r) for r in srows})
-            f.write(f"OMPL version {version}\nExperiment {s}\n0 experiment properties\n")
-            f.write(f"Running on {socket.gethostname()}\n")
-            f.write(f"Starting at {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
-            f.write(f"<<<|\nMotionBenchMaker {s}, Panda; demos/bench/planning.py\n|>>>\n")
-            f.write(f"<<<|\n{_machine()}\n|>>>\n")
-            f.write(f"{args.seed} is the random seed\n{args.time} seconds per run\n")
-            f.write(f"0 MB per run\n{args.repeats} runs per planner\n")
-            f.write(f"{seconds:.3f} seconds spent to collect the data\n0 enum types\n")
-            f.write(f"{len(labels)} planners\n")
-            for label in labels:
-                lrows = [r for r in srows if _label(r) == label]
-                f.write(
-                    f"{label}\n0 common properties\n{len(_RUN_PROPS)} properties for each run\n"
-                )
-                for name, typ in _RUN_PROPS:
-                    f.write(f"{name} {typ}\n")
-                f.write(f"{len(lrows)} runs\n")
-                for r in lrows:
-                    vals = []
-                    for k in _ROW_KEYS:
-                        v = r.get(k)
-                        vals.append(
-                            "" if v is None else str(int(v)) if isinstance(v, bool) else str(v)
-                        )
-                    f.write("; ".join(vals) + "; \n")
-                f.write(".\n")
-
-
-def summarize(rows, args) -> str:
-    """The summary table (markdown): per set and validator."""
-    lines = [
-        "| set | planner [validator] | solved | median time (ms) | paths colliding on the meshes "
-        "| median state checks | µs per motion check | errors |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for s in [*args.sets, "all"] if len(args.sets) > 1 else args.sets:
-        in_set = [r for r in rows if s == "all" or r["set"] == s]
-        for label in sorted({_label(r) for r in in_set}):
-            rr = [r for r in in_set if _label(r) == label]
-            ok = [r for r in rr if r.get("solved")]
-            t = np.median([r["time"] for r in ok]) * 1e3 if ok else float("nan")
-            bad = sum(1 for r in ok if r.get("collides"))
-            counted = [r["state_checks"] for r in rr if "state_checks" in r]
-            checks = f"{np.median(counted):.0f}" if counted else "-"  # MPlib counts none
-            errs = sum(1 for r in rr if "error" in r)
-            # our validators time their own motion checks (all runs, solved or not)
-            timed = [r for r in rr if "edge_seconds" in r]
-            n_mot = sum(r["valid_motions"] + r["invalid_motions"] for r in timed)
-            us = f"{sum(r['edge_seconds'] for r in timed) / n_mot * 1e6:.1f}" if n_mot else "-"
-            lines.append(
-                f"| {s} | {label} | {len(ok)}/{len(rr)} | {t:.1f} | {bad} of {len(ok)} "
-                f"| {checks} | {us} | {errs} |"
-            )
-    return "\n".join(lines + [""] + ratios(rows) + time_split(rows))
-
-
-def time_split(rows) -> list[str]:
-    """Where our validators' solve time goes, over all their runs: motion checks, state
-    checks (as the validators time them, with reading OMPL's states), the rest (OMPL's own
-    work and its calls into Python)."""
-    out = []
-    for label in sorted({_label(r) for r in rows if "edge_seconds" in r}):
-        rr = [r for r in rows if _label(r) == label and "edge_seconds" in r]
-        total = sum(r["time"] for r in rr)
-        if total <= 0.0:
-            continue
-        edges = sum(r["edge_seconds"] for r in rr) / total
-        states = sum(r["state_seconds"] for r in rr) / total
-        out.append(
-            f"{label}'s solve time: motion checks {edges:.0%}, state checks {states:.0%}, "
-            f"OMPL and its calls into Python {1.0 - edges - states:.0%}"
-        )
-    return out
-
-
-def ratios(rows) -> list[str]:
-    """Per problem (set, index, repeat), the median over the problems both solve of one
-    planner's time over another's: each other label against each of ours."""
-    times: dict = {}
-    for r in rows:
-        if r.get("solved"):
-            times.setdefault(_label(r), {})[(r["set"], r["index"], r["repeat"])] = r["time"]
-    ours = [k for k in sorted(times) if k.endswith(("[dichotomy]", "[ca]", "[discrete]"))]
-    out = []
-    for a in ours:
-        for b in sorted(times):
-            both = sorted(set(times[a]) & set(times[b])) if b != a and b not in ours else []
-            if both:
-                x = np.median([times[b][k] / times[a][k] for k in both])
-                out.append(f"{a} is {x:.1f}x faster than {b} (median per-problem ratio, "
-                           f"{len(both)} problems both solve)")  # fmt: skip
-    return out
-
-
-def plot(rows, args, path: Path) -> bool:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no plot")
-        return False
-    labels = sorted({_label(r) for r in rows})
-    fig, axes = plt.subplots(1, len(args.sets), figsize=(4 * len(args.sets), 4), squeeze=False)
-    for ax, s in zip(axes[0], args.sets, strict=True):
-        data = [
-            [
-                1e3 * r["time"]
-                for r in rows
-                if r["set"] == s and _label(r) == lab and r.get("solved")
-            ]
-            for lab in labels
-        ]
-        ax.boxplot([d if d else [np.nan] for d in data], showfliers=True)
-        ax.set_xticks(range(1, len(labels) + 1), labels, rotation=30, ha="right", fontsize=7)
-        ax.set_yscale("log")
-        ax.set_title(s)
-        ax.set_ylabel("solve time of solved runs (ms)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    return True
-
-
-def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    from plugins.ompl import PLANNERS
-
     p.add_argument("--data", default=str(DEFAULT_DATA), help="MotionBenchMaker Panda directory")
-    p.add_argument("--sets", nargs="+", default=list(SETS), help=f"problem sets {SETS}")
+    p.add_argument(
+        "--sets",
+        nargs="+",
+        help=f"MotionBenchMaker sets (default: all of {SETS}, unless --problems is given)",
+    )
+    p.add_argument(
+        "--problems", nargs="+", default=[], metavar="FILE", help="your problem files (JSON)"
+    )
     p.add_argument("--n", type=int, default=100, help="problems per set (default all 100)")
-    p.add_argument("--planners", nargs="+", choices=PLANNERS, default=["RRTConnect"])
-    p.add_argument("--validators", nargs="+", choices=VALIDATORS, default=["dichotomy", "fcl"])
-    p.add_argument("--time", type=float, default=1.0, help="seconds per solve (default 1)")
+    p.add_argument(
+        "--planners", nargs="+", choices=PLANNERS, help="default: the file's, else RRTConnect"
+    )
+    p.add_argument(
+        "--validators",
+        nargs="+",
+        choices=VALIDATORS,
+        help="default: the file's, else dichotomy fcl",
+    )
+    p.add_argument("--time", type=float, help="seconds per solve (default: the file's, else 1)")
     p.add_argument("--repeats", type=int, default=1, help="runs per problem (default 1)")
     p.add_argument(
         "--seed", type=int, default=1, help="OMPL's seed (--workers 1: the same runs each time)"
@@ -524,16 +417,11 @@ def main(argv=None) -> int:
         "directories together, e.g. one run with MPlib's environment and one without), "
         "and exit",
     )
-    args = p.parse_args(argv)
-    if args.summarize:
-        rows = []
-        for d in args.summarize:
-            rows += [json.loads(x) for x in (Path(d) / "runs.jsonl").read_text().splitlines()]
-        print(summarize(rows, args))
-        return 0
-    if not Path(args.data).is_dir():
-        p.error(f"no MotionBenchMaker data at {args.data} (--data)")
-    if "mplib" in args.validators:
+    return p
+
+
+def _check_mplib(p, args, sets) -> None:
+    if any("mplib" in set_options(args, b)[1] for _, b in sets):
         from demos.bench.baselines import mplib_runner
 
         if not mplib_runner.available():
@@ -542,12 +430,61 @@ def main(argv=None) -> int:
                 "needs numpy < 2): python -m venv ~/.venv-mplib && ~/.venv-mplib/bin/pip "
                 "install mplib==0.2.1, then MPLIB_PYTHON=~/.venv-mplib/bin/python"
             )
+
+
+def write_results(out: Path, rows, sets, args, seconds: float) -> str:
+    """runs.jsonl, one OMPL log per set, the database over all logs, summary.md and the
+    plot; returns the summary table."""
+    with open(out / "runs.jsonl", "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    (out / "logs").mkdir(exist_ok=True)
+    logs = []
+    for _, bset in sets:
+        log = out / "logs" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', bset.name)}.log"
+        srows = [r for r in rows if r["set"] == bset.name]
+        time_limit = set_options(args, bset)[2]
+        reports.write_ompl_log(log, bset.name, bset.description, srows, args.seed, time_limit)
+        logs.append(log)
+    failed = reports.build_database(out / "benchmark.db", logs)
+    if failed:
+        print(f"ompl_benchmark_statistics failed:\n{failed}")
+    names = [b.name for _, b in sets]
+    table = reports.summarize(rows, names)
+    (out / "summary.md").write_text(
+        f"{table}\n\n{len(rows)} runs in {seconds:.0f} s on {reports.machine()}; re-check step "
+        f"{args.recheck_step} m.\n",
+        encoding="utf-8",
+    )
+    reports.plot(rows, names, out / "times.png")
+    return table
+
+
+def main(argv=None) -> int:
+    p = _parser()
+    args = p.parse_args(argv)
+    if args.summarize:
+        rows = []
+        for d in args.summarize:
+            rows += [json.loads(x) for x in (Path(d) / "runs.jsonl").read_text().splitlines()]
+        print(reports.summarize(rows, list(dict.fromkeys(r["set"] for r in rows))))
+        return 0
+    if args.sets is None:
+        args.sets = [] if args.problems else list(SETS)
+    if args.time is not None and args.time <= 0:
+        p.error(f"--time must be > 0, got {args.time}")
+    try:
+        sets = problem_sets(args)
+        tasks = make_tasks(args, sets)
+    except (ValueError, FileNotFoundError) as e:
+        p.error(str(e))
+    _check_mplib(p, args, sets)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    tasks = make_tasks(args)
     print(
-        f"{len(tasks)} runs: sets {args.sets}, planners {args.planners}, validators "
-        f"{args.validators}, {args.time:g} s each; workers: {args.ray or args.workers}"
+        f"{len(tasks)} runs: sets {[b.name for _, b in sets]}, planners "
+        f"{sorted({t['planner'] for t in tasks})}, validators "
+        f"{sorted({t['validator'] for t in tasks})}; workers: {args.ray or args.workers}"
     )
     print("(each process compiles or loads the checker's kernels first: ~35-45 s when fresh)")
     t0 = time.perf_counter()
@@ -557,35 +494,13 @@ def main(argv=None) -> int:
         else _run_local(tasks, args.workers, args.seed)
     )
     seconds = time.perf_counter() - t0
-    rows.sort(key=lambda r: (r["set"], r["index"], _label(r), r["repeat"]))
-    with open(out / "runs.jsonl", "w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
-    log = out / "benchmark.log"
-    write_ompl_log(log, rows, args, seconds)
-    db = out / "benchmark.db"
-    db.unlink(missing_ok=True)
-    r = subprocess.run(
-        [sys.executable, "-m", "ompl.ompl_benchmark_statistics", "-d", str(db), str(log)],
-        capture_output=True,
-        text=True,
-    )
-    if r.returncode != 0:
-        print(f"ompl_benchmark_statistics failed:\n{r.stderr[-1500:]}")
-    table = summarize(rows, args)
-    machine = _machine()
-    (out / "summary.md").write_text(
-        f"{table}\n\n{len(rows)} runs in {seconds:.0f} s on {machine}; time limit {args.time:g} s; "
-        f"re-check step {args.recheck_step} m.\n",
-        encoding="utf-8",
-    )
-    plot(rows, args, out / "times.png")
+    rows.sort(key=lambda r: (r["set"], r["index"], reports.label(r), r["repeat"]))
+    table = write_results(out, rows, sets, args, seconds)
     print(table)
-    errors = [r for r in rows if "error" in r]
-    for e in errors[:5]:
-        print(f"error in {e['set']}/{e['index']} {_label(e)}: {e['error']}")
+    for e in [r for r in rows if "error" in r][:5]:
+        print(f"error in {e['set']}/{e['index']} {reports.label(e)}: {e['error']}")
     print(
-        f"{len(rows)} runs in {seconds:.0f} s; results in {out}/ (runs.jsonl, benchmark.log, "
+        f"{len(rows)} runs in {seconds:.0f} s; results in {out}/ (runs.jsonl, logs/, "
         "benchmark.db, summary.md, times.png)"
     )
     return 0
