@@ -1,4 +1,5 @@
-"""The docs say what runs: their code runs as written."""
+"""The docs say what runs: their code runs as written, their links resolve, and they cite no
+file a user lacks."""
 
 from __future__ import annotations
 
@@ -11,6 +12,28 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS += [ROOT / "planning_collision" / "data" / "mbm" / "README.md"]
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_doc_cites_a_path_outside_the_repository(doc):
+    text = doc.read_text()
+    for bad in ("../shared", "/work/", "shared/data", "scratch/"):
+        assert bad not in text, f"{doc.relative_to(ROOT)} cites {bad!r}"
+
+
+def test_every_doc_link_in_the_readme_and_docs_resolves():
+    for doc in DOCS:
+        for target in re.findall(r"\]\(((?:docs/)?[\w./-]+\.(?:md|png))\)", doc.read_text()):
+            assert (doc.parent / target).is_file(), f"{doc.relative_to(ROOT)} links {target}"
+
+
+def test_the_readme_is_a_front_page():
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) <= 200, len(lines)
 
 
 def _block(path: Path, heading: str, lang: str = "python") -> str:

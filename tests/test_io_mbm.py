@@ -33,7 +33,7 @@ def test_every_problem_of_the_set_loads_with_start_goals_fixed_joints_and_scene(
 
 def test_table_pick_0041_keeps_its_vamp_flag():
     ps = load_mbm(mbm_path("table_pick"))
-    assert ps["table_pick/0041"].valid is False  # README: flagged by VAMP's spheres only
+    assert ps["table_pick/0041"].valid is False  # data/mbm/README.md: VAMP's spheres flag it
 
 
 def _write(tmp_path, problems, **top):

@@ -75,7 +75,7 @@ def test_every_start_and_goal_is_collision_free_with_our_model_and_queries(panda
         print(
             f"\n{name}: {len(Q)} states free; smallest obstacle clearance {clearance * 1e3:.1f} mm"
         )
-    assert 2.0e-3 < clearance < 30e-3  # the README's 2.7-25 mm, less our hulls' 1e-4 volume
+    assert 2.0e-3 < clearance < 30e-3  # data/mbm/README.md's 2.7-25 mm, less our hulls' 1e-4
 
 
 def test_the_checked_self_pairs_include_every_pair_the_problems_check(panda):

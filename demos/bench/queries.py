@@ -22,7 +22,7 @@ in a fresh process with an empty cache (the full compile).
 
 How long: ~20-40 s with the defaults. Run::
 
-    python -m demos.bench.queries            # prints a markdown table for the README
+    python -m demos.bench.queries            # prints the markdown table of docs/performance.md
 """
 
 from __future__ import annotations
