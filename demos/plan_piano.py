@@ -12,11 +12,11 @@ re-check of the simplified path (states at most 2 mm of piano motion apart). `--
 draws the floor plan seen from above (matplotlib): the walls and furniture, the piano's
 centre path and its outline at a few poses.
 
-    python demos/plan_piano.py                        # RRTConnect, certified edges
-    python demos/plan_piano.py --planner BITstar --time 5
-    python demos/plan_piano.py --method discrete      # OMPL-style sampled edges, for contrast
-    python demos/plan_piano.py --out piano.png        # and the floor plan
-    python demos/plan_piano.py --view                 # in the browser (--export f.glb: glTF)
+    python -m demos.plan_piano                        # RRTConnect, certified edges
+    python -m demos.plan_piano --planner BITstar --time 5
+    python -m demos.plan_piano --method discrete      # OMPL-style sampled edges, for contrast
+    python -m demos.plan_piano --out piano.png        # and the floor plan
+    python -m demos.plan_piano --view                 # in the browser (--export f.glb: glTF)
 
 Why not OMPL's SE3StateSpace: OMPL interpolates its rotations by slerp, a motion the checker
 does not certify; in these six coordinates OMPL's straight-line interpolation is exactly
@@ -30,17 +30,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 
-if __package__ in (None, ""):  # run as a script: the repository root on the path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from demos import cli, viewing  # noqa: E402
-from demos.scenes import piano_room  # noqa: E402
-from plugins.ompl import solution_path  # noqa: E402
+from demos import cli, viewing
+from demos.scenes import piano_room
+from plugins.ompl import solution_path
 
 RECHECK_STEP = 0.002  # m: the largest piano motion between two re-checked states
 POSES = 7  # piano outlines drawn along the path, start and goal included

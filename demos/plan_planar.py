@@ -14,10 +14,10 @@ default roadmap.png) shows the plane seen from above:
 - the solution path's end-effector curve (every certified edge interpolated densely);
 - the arm at a few configurations along the path (segments between its link origins).
 
-    python demos/plan_planar.py                        # PRM, roadmap.png
-    python demos/plan_planar.py --planner RRTConnect --out tree.png
-    python demos/plan_planar.py --method discrete      # OMPL-style sampled edges, for contrast
-    python demos/plan_planar.py --view                 # in the browser (--export f.glb: glTF)
+    python -m demos.plan_planar                        # PRM, roadmap.png
+    python -m demos.plan_planar --planner RRTConnect --out tree.png
+    python -m demos.plan_planar --method discrete      # OMPL-style sampled edges, for contrast
+    python -m demos.plan_planar --view                 # in the browser (--export f.glb: glTF)
 
 The picture needs matplotlib (the viz extra); without it the demo says so and only plans.
 The first run on a machine compiles the checker's kernels (about 35 s, announced); numba
@@ -28,17 +28,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 
-if __package__ in (None, ""):  # run as a script: the repository root on the path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from demos import cli, viewing  # noqa: E402
-from demos.scenes import planar_arm_gap  # noqa: E402
-from plugins.ompl import solution_path, validators  # noqa: E402
+from demos import cli, viewing
+from demos.scenes import planar_arm_gap
+from plugins.ompl import solution_path, validators
 
 EE_LINK = "tool"  # the arm's last frame: link3's tip, between the fingers
 EDGE_SAMPLES = 12  # configurations per drawn roadmap edge

@@ -19,18 +19,13 @@ caches them, and later runs start in about a second.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-if __package__ in (None, ""):  # run as a script: the repository root on the path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from demos import cli, viewing  # noqa: E402
-from demos.scenes import panda_shelf  # noqa: E402
-from plugins.ompl import PLANNERS, make_setup, solution_path, solve, validators  # noqa: E402
+from demos import cli, viewing
+from demos.scenes import panda_shelf
+from plugins.ompl import PLANNERS, make_setup, solution_path, solve, validators
 
 
 def dense_collisions(checker, Q, per_edge: int = 2000) -> int:

@@ -1,4 +1,4 @@
-"""The planning problems the demos ship with (no ../shared needed).
+"""The planning problems the demos ship with (in the package: nothing to download).
 
 - `panda_shelf()`: the Panda in front of the bookshelf of planning_collision/data, its hand
   in the middle compartment (the end of the scene file's ``meta.example_paths``) moving to

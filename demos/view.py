@@ -1,17 +1,20 @@
 """See a scene file and a robot in the browser (viser), or write them to a glTF file.
 
 Reads any scene file the project reads (the JSON format, MoveIt ``.scene``, mesh files,
-MotionBenchMaker problem files; default: the packaged bookshelf), serves the view on
+MotionBenchMaker problem files; default: the packaged bookshelf, or nothing with ``--urdf``)
+and a robot from the registry (``--robot``) or your own URDF (``--urdf``, with ``--srdf`` for
+its allowed collisions and ``--fixed`` for held joints), serves the view on
 127.0.0.1 with a slider per joint and each link's clearance, and optionally writes a
 ``.glb``, takes a screenshot in a headless Chromium, or times slider updates. Seconds to
 start once numba's cache is warm (the first run compiles the scene queries, ~30 s).
 
-    python demos/view.py                                      # the bookshelf, no robot
-    python demos/view.py --robot panda                        # reaching into the shelf
-    python demos/view.py --robot panda --q 0 -0.785 0 -2.356 0 1.571 0.785
-    python demos/view.py ../shared/data/mbm/panda/cage.json --problem 3   # start -> goal
-    python demos/view.py --robot panda --export scene.glb --no-serve
-    python demos/view.py --robot panda --fps                  # slider updates per second
+    python -m demos.view                                      # the bookshelf, no robot
+    python -m demos.view --robot panda                        # reaching into the shelf
+    python -m demos.view --robot panda --q 0 -0.785 0 -2.356 0 1.571 0.785
+    python -m demos.view planning_collision/data/mbm/panda/cage.json --problem 3   # start -> goal
+    python -m demos.view --robot panda --export scene.glb --no-serve
+    python -m demos.view --robot panda --fps                  # slider updates per second
+    python -m demos.view --urdf my_arm.urdf --srdf my_arm.srdf --scene cell.json --q 0 1 0 ...
 
 ``--q`` may be given several times: the configurations become a path (its end effector's
 curve, translucent poses, a playback slider), and the robot is shown at the last one.
@@ -132,7 +135,7 @@ def measure_fps(viewer, updates: int, rng) -> dict:
     }
 
 
-def main(argv=None) -> int:
+def _parse(argv):
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -140,10 +143,20 @@ def main(argv=None) -> int:
         "scene_file",
         nargs="?",
         type=Path,
-        default=viz.BOOKSHELF,
-        help="a .json / .scene / mesh / MotionBenchMaker file (default: the bookshelf)",
+        help="a .json / .scene / mesh / MotionBenchMaker file (default: the bookshelf; none with "
+        "--urdf)",
     )
+    ap.add_argument("--scene", type=Path, metavar="FILE", help="the scene file (as scene_file)")
     ap.add_argument("--robot", choices=robots.available(), help="robot to show (MBM: the file's)")
+    ap.add_argument("--urdf", type=Path, metavar="PATH", help="your robot's URDF (not --robot)")
+    ap.add_argument("--srdf", type=Path, metavar="PATH", help="its MoveIt SRDF (allowed pairs)")
+    ap.add_argument(
+        "--fixed",
+        nargs="+",
+        default=[],
+        metavar="JOINT=VALUE",
+        help="joints of --urdf held at a value (rad or m), e.g. gripper_joint=0.02",
+    )
     ap.add_argument("--problem", type=int, default=0, help="MotionBenchMaker problem index")
     ap.add_argument(
         "--q",
@@ -163,30 +176,57 @@ def main(argv=None) -> int:
     ap.add_argument("--port", type=int, help="port to serve on (default: a free one)")
     ap.add_argument("--seed", type=int, default=0, help="for --roadmap and --fps")
     args = ap.parse_args(argv)
-    if args.fps and args.robot is None and not _is_mbm(args.scene_file):
-        ap.error("--fps needs a robot (--robot NAME)")
-    rng = np.random.default_rng(args.seed)
+    if args.scene is not None:
+        args.scene_file = args.scene
+    if args.urdf is not None and args.robot is not None:
+        ap.error("give --robot NAME or --urdf PATH, not both")
+    if args.srdf is not None and args.urdf is None:
+        ap.error("--srdf goes with --urdf (a registry robot has its allowed pairs already)")
+    if args.scene_file is None:
+        args.scene_file = None if args.urdf is not None else viz.BOOKSHELF
+    try:
+        args.fixed = {k: float(v) for k, v in (f.split("=", 1) for f in args.fixed)}
+    except ValueError:
+        ap.error(f"--fixed takes JOINT=VALUE pairs, got {args.fixed}")
+    if args.fps and args.robot is None and args.urdf is None and not _is_mbm(args.scene_file):
+        ap.error("--fps needs a robot (--robot NAME or --urdf PATH)")
+    return args
 
+
+def _load(args):
+    """(scene, robot or None, path or None, seconds to load the scene, the robot)."""
     t0 = time.perf_counter()
     robot_name, fixed, path = args.robot, None, None
-    if _is_mbm(args.scene_file):
+    if args.scene_file is None:
+        scene = pc.Scene()
+    elif _is_mbm(args.scene_file):
         scene, mbm_robot, fixed, path = load_mbm_problem(args.scene_file, args.problem)
         robot_name = robot_name or mbm_robot
     else:
         scene = pc.Scene.from_file(args.scene_file)
     t_scene = time.perf_counter() - t0
+    t0 = time.perf_counter()
     robot = None
-    if robot_name is not None:
-        t0 = time.perf_counter()
+    if args.urdf is not None:
+        robot = pc.Robot.from_urdf(args.urdf, fixed_joints=args.fixed or None, srdf=args.srdf)
+    elif robot_name is not None:
         if fixed is None and robot_name == "panda":
             fixed = PANDA_FINGERS
         robot = robots.load(robot_name, fixed_joints=fixed) if fixed else robots.load(robot_name)
-        t_robot = time.perf_counter() - t0
+    if robot is not None:
         if args.q:
             path = np.array(args.q, dtype=float)
-        elif path is None:
-            path = _example_path(args.scene_file, robot_name)
-    print(f"scene: {args.scene_file.name}, {len(scene)} objects, loaded in {t_scene:.2f} s")
+        elif path is None and args.scene_file is not None:
+            path = _example_path(args.scene_file, robot.name)
+    return scene, robot, path, t_scene, time.perf_counter() - t0
+
+
+def main(argv=None) -> int:
+    args = _parse(argv)
+    rng = np.random.default_rng(args.seed)
+    scene, robot, path, t_scene, t_robot = _load(args)
+    where = args.scene_file.name if args.scene_file is not None else "no scene file"
+    print(f"scene: {where}, {len(scene)} objects, loaded in {t_scene:.2f} s")
     q = None
     if robot is not None:
         q = path[-1] if path is not None else np.clip(0.0, robot.lower, robot.upper)

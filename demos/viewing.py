@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import time
 
+HOW_TO_SEE = (
+    "To see the path, run the same command with --view (in the browser; the viz extra:\n"
+    "pip install -e '.[viz]') or with --export path.glb (a glTF file any 3-D viewer opens)."
+)
+
 
 def add_arguments(p) -> None:
     """The two flags, on an argparse parser."""
@@ -16,6 +21,7 @@ def show(scene, robot, path, args, roadmap=None) -> None:
     """The path (n, dof) as the flags ask: a glTF file (--export), the browser (--view: serves
     until Ctrl-C). roadmap: (vertices (m, dof), edges (k, 2)) to draw with --view."""
     if not (args.view or args.export):
+        print(HOW_TO_SEE)
         return
     try:
         from planning_collision import viz

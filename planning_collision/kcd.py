@@ -55,11 +55,11 @@ FANOUT = 8
 # Children per node of the BVHs over KCD nodes (over a large component's members, and over
 # all objects' top nodes): a node's children are tested in one loop over boxes stored side
 # by side, which costs less than popping each one; 4 tested fewest boxes per query on the
-# factory of demos/bench_scene.py (2 and 8 more).
+# factory of demos/bench/scene.py (2 and 8 more).
 WIDTH = 4
 # Before the top tree is built, an object's node whose box's surface area exceeds OPEN_RATIO
 # times the sum of its children's is replaced by its children (repeatedly, down into the
-# group BVHs): see open_tops. On the factory of demos/bench_scene.py, per capsule query,
+# group BVHs): see open_tops. On the factory of demos/bench/scene.py, per capsule query,
 # no opening: 41 boxes and 1.29 pairs per collide, 99 box bounds and 11.3 pairs per
 # nearest distance; 2.0: 41, 1.28, 101, 12.1; 1.0: 39, 1.26, 90, 10.5; 0 (every group
 # opened down to its BVH leaves): 39, 1.11, 102, 11.1.

@@ -289,7 +289,7 @@ class Scene:
 
     def blocks(self) -> list[ObjectBlock]:
         """The compiled objects, in slot order (for engines built from the same
-        primitives, e.g. the flat-BVH baseline of demos/bench_scene.py)."""
+        primitives, e.g. the flat-BVH baseline of demos/bench/scene.py)."""
         return list(self._snap.blocks.values())
 
     def stats(self) -> dict:

@@ -1,5 +1,5 @@
-"""Shared test set-up: hypothesis profiles, seeded randomness, the shared/ data path, and a
-session directory for the robot model cache (tests never write to the user's cache)."""
+"""Shared test set-up: hypothesis profiles, seeded randomness, and a session directory for
+the robot model cache (tests never write to the user's cache)."""
 
 import os
 from pathlib import Path
@@ -21,8 +21,6 @@ settings.register_profile(
     "dev", deadline=None, max_examples=100, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
-
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def load_panda(fixed_joints: dict, **kw):
@@ -60,11 +58,3 @@ def robot_cache_dir(tmp_path_factory) -> Path:
 def rng():
     """A seeded generator; never the global seed."""
     return np.random.default_rng(20261121)
-
-
-@pytest.fixture(scope="session")
-def shared_data() -> Path:
-    """`../shared/data`: present in CI, absent on a user's machine (tests skip cleanly)."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"benchmark data not found at {SHARED_DATA} (only CI has ../shared)")
-    return SHARED_DATA

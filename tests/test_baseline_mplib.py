@@ -1,28 +1,24 @@
-"""The MPlib baseline (demos/baselines/mplib_runner.py) solves MotionBenchMaker problems in
+"""The MPlib baseline (demos/bench/baselines/mplib_runner.py) solves MotionBenchMaker problems in
 its own interpreter and returns paths from the start to the goal. Skipped where no
-interpreter runs MPlib (it needs numpy < 2: set MPLIB_PYTHON) or ../shared/data is absent."""
+interpreter runs MPlib (it needs numpy < 2: set MPLIB_PYTHON)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from demos.baselines import mplib_runner
-from tests.conftest import SHARED_DATA
-
-MBM = SHARED_DATA / "mbm" / "panda"
+from demos.bench.baselines import mplib_runner
 
 
-@pytest.mark.skipif(not MBM.is_dir(), reason="../shared/data is absent")
 @pytest.mark.skipif(
     not mplib_runner.available(),
     reason=f"no MPlib running in {mplib_runner.python()} (set MPLIB_PYTHON)",
 )
 def test_mplib_solves_two_problems_from_start_to_goal():
-    from planning_collision.io import load_mbm
+    from planning_collision.io import load_mbm, mbm_path
 
     planner = mplib_runner.MPlibPanda()
-    ps = load_mbm(str(MBM / "table_pick.json"))
+    ps = load_mbm(mbm_path("table_pick"))
     for p in ps.problems[:2]:
         r = planner.solve(p, 2.0, seed=1)
         assert r["solved"], r["status"]

@@ -1,50 +1,190 @@
-"""The planning benchmark and the checker benchmark run end to end on a few MotionBenchMaker
-problems (skipped where ../shared/data is absent): OMPL's log goes to SQLite, every path is
-re-checked, local workers and a local Ray instance give the same kind of results."""
+"""The planning benchmark and the checker benchmark run end to end on a few of the shipped
+MotionBenchMaker problems and on a user's problem file: OMPL's logs go to SQLite with every
+run of every set, every path is re-checked, bad problem files are refused by field, local
+workers and a local Ray instance give the same kind of results."""
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
+import subprocess
+from pathlib import Path
 
+import numpy as np
 import pytest
-
-from tests.conftest import SHARED_DATA
 
 pytest.importorskip("ompl")
 pytest.importorskip("fcl")
-MBM = SHARED_DATA / "mbm" / "panda"
-pytestmark = pytest.mark.skipif(not MBM.is_dir(), reason="../shared/data is absent")
 
 
-def _run(tmp_path, *extra):
-    from demos import benchmark
+def _run(tmp_path, *extra, sets=("bookshelf_small",)):
+    from demos.bench import planning as benchmark
 
     out = tmp_path / "out"
-    argv = ["--sets", "bookshelf_small", "--n", "2", "--time", "0.5", "--out", str(out), *extra]
+    argv = ["--out", str(out), *extra]
+    if sets:  # the first two problems of each MotionBenchMaker set, 0.5 s each
+        argv += ["--sets", *sets, "--n", "2", "--time", "0.5"]
     assert benchmark.main(argv) == 0
     rows = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     return out, rows
 
 
-def test_the_benchmark_writes_runs_an_ompl_log_a_database_and_a_summary(tmp_path, capsys):
-    out, rows = _run(tmp_path, "--validators", "dichotomy", "fcl")
-    assert len(rows) == 4 and not any("error" in r for r in rows)
-    # the first two problems of the set were run (a task's index is the position in the set)
-    assert sorted({r["problem"] for r in rows}) == ["bookshelf_small/0001", "bookshelf_small/0002"]
+def _database(out, tmp_path):
+    """The database OMPL's own console script builds from the benchmark's logs."""
+    from demos.bench.reports import statistics_command
+
+    logs = sorted((out / "logs").glob("*.log"))
+    db = tmp_path / "arena.db"
+    cmd = statistics_command()
+    assert Path(cmd[0]).name == "ompl_benchmark_statistics"  # the ompl wheel's console script
+    subprocess.run([*cmd, "-d", str(db), *map(str, logs)], check=True, capture_output=True)
+    return sqlite3.connect(db)
+
+
+def test_every_run_of_every_set_reaches_ompls_database(tmp_path, capsys):
+    sets = ("bookshelf_small", "table_pick")
+    out, rows = _run(tmp_path, "--validators", "dichotomy", "fcl", sets=sets)
+    assert len(rows) == 8 and not any("error" in r for r in rows)
+    # the first two problems of each set were run (a task's index is the position in the set)
+    assert sorted({r["problem"] for r in rows}) == [
+        "bookshelf_small/0001",
+        "bookshelf_small/0002",
+        "table_pick/0001",
+        "table_pick/0002",
+    ]
     ours = [r for r in rows if r["validator"] == "dichotomy"]
     assert all(r["solved"] for r in ours)
     assert all(r["collides"] is False for r in ours)  # certified paths, re-checked on meshes
-    con = sqlite3.connect(out / "benchmark.db")
-    names = {n for (n,) in con.execute("select name from plannerConfigs")}
-    assert names == {"RRTConnect[dichotomy]", "RRTConnect[fcl]"}
-    assert con.execute("select count(*) from runs").fetchone()[0] == 4
+    for con in (_database(out, tmp_path), sqlite3.connect(out / "benchmark.db")):
+        # one experiment per set, each header saying 2 runs per planner, above its 4 runs
+        got = con.execute(
+            "select e.name, e.runcount, count(r.id) from experiments e "
+            "join runs r on r.experimentid = e.id group by e.id order by e.name"
+        ).fetchall()
+        assert got == [("bookshelf_small", 2, 4), ("table_pick", 2, 4)]
+        names = {n for (n,) in con.execute("select name from plannerConfigs")}
+        assert names == {"RRTConnect[dichotomy]", "RRTConnect[fcl]"}
+        solved = con.execute(
+            "select e.name, p.name, r.problem, r.solved from runs r join experiments e "
+            "on e.id = r.experimentid join plannerConfigs p on p.id = r.plannerid"
+        ).fetchall()
+        assert sorted(solved) == sorted(
+            (r["set"], f"RRTConnect[{r['validator']}]", r["index"], int(r["solved"])) for r in rows
+        )
     summary = (out / "summary.md").read_text()
     assert "| bookshelf_small | RRTConnect[dichotomy] | 2/2 |" in summary
+    assert "| table_pick | RRTConnect[dichotomy] | 2/2 |" in summary
+    assert "| all | RRTConnect[dichotomy] | 4/4 |" in summary
     # the per-problem ratio, printed when both validators solve a problem
     fcl_solved = any(r["solved"] for r in rows if r["validator"] == "fcl")
     assert ("x faster than RRTConnect[fcl]" in summary) == fcl_solved
     assert "runs in" in capsys.readouterr().out
+
+
+def _user_cell(tmp_path, **changes) -> Path:
+    """A user's problem file: the planar arm from its URDF, a scene file with a mesh (posts)
+    and a point cloud (a wall), two start/goal pairs, planners and validators."""
+    import trimesh
+
+    import robots
+
+    trimesh.creation.cylinder(radius=0.12, height=0.3, sections=24).export(tmp_path / "post.stl")
+    wall = [[-0.45, y, z] for y in np.linspace(-0.3, 0.3, 13) for z in np.linspace(-0.15, 0.15, 7)]
+    post = {"type": "mesh", "file": "post.stl"}
+    scene = {
+        "format": "planning_collision.scene",
+        "objects": [
+            {"name": "post_low", "pose": {"position": [0.55, -0.33, 0]}, "shape": post},
+            {"name": "post_high", "pose": {"position": [0.55, 0.33, 0]}, "shape": post},
+            {"name": "wall", "shape": {"type": "pointcloud", "points": wall, "radius": 0.03}},
+        ],
+    }
+    (tmp_path / "cell.json").write_text(json.dumps(scene))
+    doc = {
+        "name": "planar_cell",
+        "robot": {
+            "urdf": str(robots.urdf_path("planar_arm")),
+            "fixed_joints": {"finger_joint": 0.015},
+        },
+        "scene": "cell.json",
+        "problems": [
+            {"name": "through_the_gap", "start": [1.5708, 0.3, 0.3], "goal": [0, 0, 0]},
+            {"name": "back", "start": [0, 0, 0], "goal": [-1.5708, -0.3, -0.3]},
+        ],
+        "planners": ["RRTConnect"],
+        "validators": ["dichotomy", "fcl"],
+        "time": 0.5,
+    }
+    doc.update(changes)
+    path = tmp_path / "problems.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_the_benchmark_takes_a_users_problem_file(tmp_path):
+    out, rows = _run(tmp_path, "--problems", str(_user_cell(tmp_path)), sets=())
+    # the file's planners and validators, both problems, one experiment named by the file
+    assert sorted((r["problem"], r["validator"]) for r in rows) == [
+        ("planar_cell/back", "dichotomy"),
+        ("planar_cell/back", "fcl"),
+        ("planar_cell/through_the_gap", "dichotomy"),
+        ("planar_cell/through_the_gap", "fcl"),
+    ]
+    assert not any("error" in r for r in rows)
+    assert {r["time_limit"] for r in rows} == {0.5}  # the file's time limit
+    ours = [r for r in rows if r["validator"] == "dichotomy"]
+    assert all(r["solved"] and r["collides"] is False for r in ours)
+    con = _database(out, tmp_path)
+    assert con.execute(
+        "select e.name, e.runcount, count(r.id) from experiments e join runs r "
+        "on r.experimentid = e.id group by e.id"
+    ).fetchall() == [("planar_cell", 2, 4)]
+
+
+@pytest.mark.parametrize(
+    "changes,match",
+    [
+        ({"robots": "panda"}, r"unknown keys \['robots'\]"),
+        ({"scene": "nowhere.json"}, r"scene: no file .*nowhere\.json"),
+        ({"robot": "r2d2"}, r"robot\.name: no robot 'r2d2' in the registry"),
+        ({"planners": ["RRTFast"]}, r"planners: unknown \['RRTFast'\]"),
+        ({"validators": ["mplib"]}, r"'planar_cell': the mplib baseline plans the Motion"),
+        ({"time": 0}, r"time must be a number of seconds > 0, got 0"),
+        ({"problems": [{"start": [0, 0, "x"], "goal": [0, 0, 0]}]}, r"problems\[0\]\.start"),
+        ({"problems": [{"start": [0, 0], "goal": [0, 0]}]}, r"start has 2 values; robot .* has 3"),
+    ],
+)
+def test_a_bad_problem_file_is_refused_naming_the_field_and_value(tmp_path, changes, match, capsys):
+    from demos.bench import planning as benchmark
+
+    path = _user_cell(tmp_path, **changes)
+    with pytest.raises(SystemExit) as e:
+        benchmark.main(["--problems", str(path), "--out", str(tmp_path / "out")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert re.search(match, err), err
+    assert str(path) in err or "planar_cell" in err
+
+
+def test_the_python_fcl_oracle_sees_a_cloud_as_balls_and_a_mesh_as_its_triangles(tmp_path, rng):
+    """The benchmark's independent re-check (testing.fcl_robot) on the user cell: it agrees
+    with the checker wherever the robot is not grazing an obstacle (the checker's link models
+    contain the links, so it may only call more states colliding)."""
+    from demos.bench.problems import problem_file
+    from planning_collision import CollisionChecker
+    from planning_collision.testing.fcl_robot import FclRobot
+
+    bset = problem_file(_user_cell(tmp_path))
+    robot, scene = bset.robot(), bset.scene(0)
+    oracle, checker = FclRobot(robot, scene), CollisionChecker(robot, scene)
+    Q = robot.random_configurations(300, rng)
+    fcl_hits = np.array([oracle.collides(q) for q in Q])
+    ours = ~checker.is_valid_batch(Q)
+    assert 30 < fcl_hits.sum() < 270  # the cell is neither empty nor full
+    assert not np.any(fcl_hits & ~ours)  # never free where the exact geometry collides
+    grazing = [checker.clearance(q) for q in Q[ours & ~fcl_hits]]
+    assert all(d < 1e-3 for d in grazing), grazing  # extra hits only within 1 mm of contact
 
 
 def test_local_workers_and_ray_run_the_same_tasks(tmp_path):
@@ -60,7 +200,7 @@ def test_local_workers_and_ray_run_the_same_tasks(tmp_path):
 
 
 def test_the_checker_benchmark_runs(capsys):
-    from demos import bench_checker
+    from demos.bench import checker as bench_checker
 
     argv = ["--problems", "1", "--configs", "80", "--peer-configs", "8", "--edges", "40"]
     assert bench_checker.main([*argv, "--peer-edges", "4"]) == 0
@@ -77,7 +217,7 @@ def test_the_checker_benchmark_runs(capsys):
 
 
 def test_the_certification_script_finds_no_false_free_edge(capsys):
-    from demos import certify
+    from demos.dev import certify
 
     argv = ["--problems", "1", "--edges-per-world", "24", "--mesh-edges", "2"]
     assert certify.main(argv) == 0

@@ -7,14 +7,14 @@ import json
 import numpy as np
 import pytest
 
-from planning_collision.io.mbm import load_mbm
+from planning_collision.io.mbm import MBM_SETS, load_mbm, mbm_path
 
-SETS = ["bookshelf_small", "box", "cage", "table_pick"]
+SETS = list(MBM_SETS)
 
 
 @pytest.mark.parametrize("name", SETS)
-def test_every_problem_of_the_set_loads_with_start_goals_fixed_joints_and_scene(shared_data, name):
-    path = shared_data / "mbm" / "panda" / f"{name}.json"
+def test_every_problem_of_the_set_loads_with_start_goals_fixed_joints_and_scene(name):
+    path = mbm_path(name)
     raw = json.loads(path.read_text())
     ps = load_mbm(path)
     assert ps.name == name and ps.robot == "panda" and len(ps) == len(raw["problems"]) == 100
@@ -31,9 +31,9 @@ def test_every_problem_of_the_set_loads_with_start_goals_fixed_joints_and_scene(
     assert ps[raw["problems"][3]["name"]] is ps.problems[3]
 
 
-def test_table_pick_0041_keeps_its_vamp_flag(shared_data):
-    ps = load_mbm(shared_data / "mbm" / "panda" / "table_pick.json")
-    assert ps["table_pick/0041"].valid is False  # README: flagged by VAMP's spheres only
+def test_table_pick_0041_keeps_its_vamp_flag():
+    ps = load_mbm(mbm_path("table_pick"))
+    assert ps["table_pick/0041"].valid is False  # data/mbm/README.md: VAMP's spheres flag it
 
 
 def _write(tmp_path, problems, **top):

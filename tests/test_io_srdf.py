@@ -1,5 +1,7 @@
 """MoveIt SRDF reading: disable_collisions records, and errors that name file and element."""
 
+import logging
+
 import pytest
 
 import robots
@@ -40,13 +42,29 @@ def test_read_srdf_returns_the_disabled_pairs_in_file_order(tmp_path):
     )
 
 
-def test_read_srdf_names_every_link_the_robot_does_not_have(tmp_path):
+def test_read_srdf_skips_pairs_naming_links_the_robot_lacks_with_one_warning(tmp_path, caplog):
+    text = SRDF.replace('link2="link2"', 'link2="elbow"').replace('"link3"', '"wrist"')
+    p = _write(tmp_path, text)
+    links = robots.load("planar_arm").link_names
+    with caplog.at_level(logging.WARNING, logger="planning_collision.io.srdf"):
+        got = read_srdf(p, link_names=links)
+    assert got.disabled_collisions == (DisabledCollision("finger_left", "finger_right", ""),)
+    assert got.skipped == (
+        DisabledCollision("base", "elbow", "Never"),
+        DisabledCollision("link1", "wrist", "User"),
+    )
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "r.srdf" in warning and "['elbow', 'wrist']" in warning and "2 of 3" in warning
+
+
+def test_read_srdf_strict_names_every_link_the_robot_does_not_have(tmp_path, caplog):
     text = SRDF.replace('link2="link2"', 'link2="elbow"').replace('"link3"', '"wrist"')
     p = _write(tmp_path, text)
     with pytest.raises(SRDFError, match=r"r\.srdf.*\['elbow', 'wrist'\]") as e:
-        read_srdf(p, link_names=robots.load("planar_arm").link_names)
+        read_srdf(p, link_names=robots.load("planar_arm").link_names, strict=True)
     assert 'link1="base" link2="elbow"' in str(e.value)
     assert len(read_srdf(p).disabled_collisions) == 3  # without link names: no check
+    assert not caplog.records
 
 
 @pytest.mark.parametrize(
@@ -83,7 +101,7 @@ def test_example_robot_data_srdfs_read_and_name_only_links_of_their_robot(name, 
     path = _erd() / srdf
     if not path.is_file():
         pytest.skip(f"{path} is not in this example-robot-data release")
-    got = read_srdf(path, link_names=robots.load(name).link_names)
+    got = read_srdf(path, link_names=robots.load(name).link_names, strict=True)
     assert len(got.disabled_collisions) == n
     reasons = {d.reason for d in got.disabled_collisions}
     assert reasons <= {"Adjacent", "Never", "Default", "Always", "User"}

@@ -4,7 +4,7 @@ Random pairs of every type (21 pairs of {sphere, box, capsule, cylinder, cone, c
 halfspace vs each), sizes 2-50 cm, about a third overlapping, plus pinned degenerate cases.
 Every pair goes through `planning_collision.testing.oracle.check_pair`, whose docstring states each
 criterion, its tolerance, why that tolerance, and which peer decides it. This CI sample is
-seeded; `demos/oracle_sweep.py` runs the same checks on >= 20,000 pairs per type.
+seeded; `demos/dev/oracle_sweep.py` runs the same checks on >= 20,000 pairs per type.
 """
 
 # ruff: noqa: E501  (the PINNED table is one case a line)

@@ -386,7 +386,7 @@ def test_q_of_the_wrong_length_or_with_nan_is_named(panda):
 
 def test_bench_robot_demo_runs_with_small_arguments(capsys):
     _erd()
-    from demos import bench_robot
+    from demos.bench import robot as bench_robot
 
     assert (
         bench_robot.main(

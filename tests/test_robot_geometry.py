@@ -8,6 +8,8 @@ exact: the children tile the triangle. Dense surface sampling checks the same th
 second way.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import trimesh
@@ -256,6 +258,21 @@ def test_a_nonconvex_ring_is_decomposed_and_repaired_to_contain_every_vertex():
     hull_ratio = ring.convex_hull.volume / ring.volume
     # much tighter than the plain hull (1.56x): 1.19x with the whole surface inside
     assert total / ring.volume < 0.8 * hull_ratio
+
+
+def test_a_closed_shell_enclosing_no_volume_is_decomposed_without_a_warning():
+    """A flat, doubled-up closed component (as in the UR10's meshes) once leaked trimesh's
+    "invalid value encountered in divide" (its centre of mass over a zero volume)."""
+    box = trimesh.creation.box((0.1, 0.1, 0.1))
+    flat = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0.3, 0.3, 0]]) * 0.1 + [0.5, 0, 0]
+    faces = np.array([[0, 2, 1], [0, 1, 3], [1, 2, 3], [2, 0, 3]]) + len(box.vertices)
+    v, f = np.vstack([box.vertices, flat]), np.vstack([box.faces, faces])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = decompose_mesh(v, f)
+    # the box is its own hull, the flat shell a piece of its 4 points: nothing is lost
+    assert sorted(len(p) for p in got.pieces) == [4, 8]
+    assert got.mesh_volume == pytest.approx(1e-3)
 
 
 def test_the_geometry_cache_is_keyed_by_file_contents(tmp_path):

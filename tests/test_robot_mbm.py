@@ -1,7 +1,8 @@
-"""The Panda model on real planning problems: every MotionBenchMaker start and goal in
-``../shared/data/mbm/panda/`` (fingers at 0.065 m) is free of self-collision under the ACM
-and of obstacle collision, by our link model and our queries — the verdict exact meshes give
-(their README: all free, 2.7–25 mm clearance), which coal confirms on the meshes here."""
+"""The Panda model on real planning problems: every start and goal of the shipped
+MotionBenchMaker Panda sets (fingers at 0.065 m) is free of self-collision under the ACM and
+of obstacle collision, by our link model and our queries — the verdict exact meshes give
+(planning_collision/data/mbm/README.md: all free, 2.7–25 mm clearance), which coal confirms
+on the meshes here."""
 
 import json
 
@@ -11,6 +12,7 @@ from scipy.spatial.transform import Rotation
 
 import planning_collision as pc
 import robots
+from planning_collision.io import mbm_path
 
 SETS = ["bookshelf_small", "box", "cage", "table_pick"]
 FINGERS = {"panda_finger_joint1": 0.065, "panda_finger_joint2": 0.065}
@@ -37,8 +39,8 @@ def _obstacle(o):
     raise ValueError(o["type"])
 
 
-def _states(shared_data, name):
-    d = json.loads((shared_data / "mbm" / "panda" / f"{name}.json").read_text())
+def _states(name):
+    d = json.loads(mbm_path(name).read_text())
     assert "panda_link0" in d["frame"]
     for p in d["problems"]:
         assert p["other_joints"] == FINGERS
@@ -49,14 +51,12 @@ def _states(shared_data, name):
 
 
 @pytest.mark.parametrize("name", SETS)
-def test_every_start_and_goal_is_collision_free_with_our_model_and_queries(
-    panda, shared_data, name, capsys
-):
+def test_every_start_and_goal_is_collision_free_with_our_model_and_queries(panda, name, capsys):
     assert panda.link_names[0] == "panda_link0"  # the problems' frame is the robot base
     pairs = panda.self_collision_pairs()
     c = panda.collision
     Q, clearance = [], np.inf
-    for pname, which, q, obst in _states(shared_data, name):
+    for pname, which, q, obst in _states(name):
         Q.append(q)
         P = panda.piece_poses(q)
         for i, piece in enumerate(panda.pieces):
@@ -75,11 +75,11 @@ def test_every_start_and_goal_is_collision_free_with_our_model_and_queries(
         print(
             f"\n{name}: {len(Q)} states free; smallest obstacle clearance {clearance * 1e3:.1f} mm"
         )
-    assert 2.0e-3 < clearance < 30e-3  # the README's 2.7-25 mm, less our hulls' 1e-4 volume
+    assert 2.0e-3 < clearance < 30e-3  # data/mbm/README.md's 2.7-25 mm, less our hulls' 1e-4
 
 
-def test_the_checked_self_pairs_include_every_pair_the_problems_check(panda, shared_data):
-    d = json.loads((shared_data / "mbm" / "panda" / "box.json").read_text())
+def test_the_checked_self_pairs_include_every_pair_the_problems_check(panda):
+    d = json.loads(mbm_path("box").read_text())
     ours = {
         frozenset((panda.link_names[a], panda.link_names[b]))
         for a, b in panda.self_collision_pairs()
@@ -88,13 +88,13 @@ def test_the_checked_self_pairs_include_every_pair_the_problems_check(panda, sha
     assert theirs <= ours, sorted(map(sorted, theirs - ours))
 
 
-def test_two_table_pick_goals_exceed_joint4_and_the_documented_widening_admits_them(shared_data):
+def test_two_table_pick_goals_exceed_joint4_and_the_documented_widening_admits_them():
     pytest.importorskip("cmeel")
     strict = robots.load("panda")
     wide = robots.load("panda", joint_limits={"panda_joint4": (-3.0718, 0.0175)})
     outside = []
     for name in SETS:
-        for pname, which, q, _ in _states(shared_data, name):
+        for pname, which, q, _ in _states(name):
             try:
                 strict.validate_q(q, check_limits=True)
             except ValueError as e:
@@ -104,7 +104,7 @@ def test_two_table_pick_goals_exceed_joint4_and_the_documented_widening_admits_t
     assert sorted(outside) == ["table_pick/0031/goal0", "table_pick/0049/goal0"]
 
 
-def test_exact_meshes_in_coal_agree_that_every_state_is_free(panda, shared_data, capsys):
+def test_exact_meshes_in_coal_agree_that_every_state_is_free(panda, capsys):
     """coal on the original STL meshes (BVH) and URDF finger boxes: every state is free, and
     our hull model's clearance is within 1 mm below the exact one (hulls contain meshes)."""
     coal = pytest.importorskip("coal")
@@ -126,7 +126,7 @@ def test_exact_meshes_in_coal_agree_that_every_state_is_free(panda, shared_data,
     req = coal.DistanceRequest()
     worst_gap = 0.0
     for name in SETS:
-        for pname, which, q, obst in _states(shared_data, name):
+        for pname, which, q, obst in _states(name):
             L = panda.fk_array(q)
             P = panda.piece_poses(q)
             exact = np.inf

@@ -166,11 +166,42 @@ def test_from_urdf_allows_the_srdf_pairs_and_samples_nothing(tmp_path, monkeypat
     assert not robot.acm_is_adjacent_only and caplog.records == []
 
 
-def test_an_srdf_naming_links_the_urdf_lacks_is_refused(tmp_path):
+# an SRDF that outlived a trimmed URDF: entries for a mobile base the URDF no longer has
+OUTLIVED_SRDF = PLANAR_SRDF.replace(
+    "</robot>",
+    """  <disable_collisions link1="wheel_left" link2="link1" reason="Never"/>
+  <disable_collisions link1="wheel_left" link2="laser" reason="Never"/>
+  <disable_collisions link1="base" link2="laser" reason="Adjacent"/>
+</robot>""",
+)
+
+
+def test_srdf_entries_for_links_the_urdf_lacks_are_skipped_with_one_warning(
+    tmp_path, monkeypatch, caplog
+):
+    srdf = tmp_path / "mobile.srdf"
+    srdf.write_text(OUTLIVED_SRDF)
+    monkeypatch.setattr(acm_module, "sample_acm", _no_build)
+    with caplog.at_level(logging.WARNING):
+        robot = Robot.from_urdf(PLANAR, srdf=srdf)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1, warnings
+    assert "mobile.srdf" in warnings[0] and "skipped 3 of 5" in warnings[0]
+    assert "['laser', 'wheel_left']" in warnings[0]
+    # the two entries about its own links are kept, the three others are not in the ACM
+    assert robot.acm.reason("base", "link2") == "never"
+    assert robot.acm.reason("link1", "link3") == "srdf"
+    assert robot.acm_source == "adjacent + srdf mobile.srdf (2 pairs, 3 skipped)"
+    (tmp_path / "arm.srdf").write_text(PLANAR_SRDF)  # the same SRDF without the base
+    trimmed = Robot.from_urdf(PLANAR, srdf=tmp_path / "arm.srdf")
+    assert robot.acm.entries() == trimmed.acm.entries()
+
+
+def test_an_srdf_naming_links_the_urdf_lacks_is_refused_when_strict(tmp_path):
     srdf = tmp_path / "other.srdf"
-    srdf.write_text(PLANAR_SRDF.replace('"link3"', '"forearm"'))
-    with pytest.raises(SRDFError, match=r"other\.srdf.*\['forearm'\]"):
-        Robot.from_urdf(PLANAR, srdf=srdf)
+    srdf.write_text(OUTLIVED_SRDF)
+    with pytest.raises(SRDFError, match=r"other\.srdf.*\['laser', 'wheel_left'\]"):
+        Robot.from_urdf(PLANAR, srdf=srdf, srdf_strict=True)
 
 
 def test_the_panda_srdf_disables_its_pairs_in_the_acm():

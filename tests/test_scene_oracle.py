@@ -1,6 +1,6 @@
 """Scene queries equal brute force over all objects (and coal on the same shapes).
 
-For every MotionBenchMaker Panda scene in ``../shared/data/mbm/panda`` and for random scenes
+For every scene of the shipped MotionBenchMaker Panda sets and for random scenes
 (every convex kind, halfspaces, compound objects, meshes, point clouds, voxel grids),
 `collide_object`, `in_collision`, `distances` (with and without `max_distance`) and
 `min_distance` are compared, for random query shapes and poses, against a brute force that
@@ -37,6 +37,7 @@ import trimesh
 import planning_collision as pc
 from planning_collision.geometry.clouds import PointCloud, VoxelGrid
 from planning_collision.geometry.pack import shape_table
+from planning_collision.io import mbm_path
 from planning_collision.kernels.pair import pair_distance_batch
 from planning_collision.scene import Scene
 from planning_collision.testing.sampling import KINDS, random_pose, random_shape
@@ -171,11 +172,11 @@ def random_queries(rng, lo, hi, n):
 # MotionBenchMaker scenes
 
 
-def test_scene_queries_equal_brute_force_and_coal_on_every_mbm_scene(shared_data, rng):
+def test_scene_queries_equal_brute_force_and_coal_on_every_mbm_scene(rng):
     pytest.importorskip("coal")
     from planning_collision.io.mbm import load_mbm
 
-    files = sorted((shared_data / "mbm" / "panda").glob("*.json"))
+    files = sorted(mbm_path("box").parent.glob("*.json"))
     assert files, "no MBM files"
     sets = [load_mbm(f) for f in files]
     problems = [p for s in sets for p in s.problems]
@@ -322,12 +323,12 @@ def test_mesh_mesh_distance_equals_min_over_triangle_pairs(rng):
         assert abs(pc.distance(a, Ta, b, Tb).distance - d) <= DIST_TOL
 
 
-def test_mbm_problem_file_is_what_the_scene_holds(shared_data):
+def test_mbm_problem_file_is_what_the_scene_holds():
     """The loader keeps every obstacle with its size and pose (a check on io.mbm the oracle
     relies on): the first problem of each set, field by field against the raw JSON."""
     from planning_collision.io.mbm import load_mbm
 
-    for f in sorted((shared_data / "mbm" / "panda").glob("*.json")):
+    for f in sorted(mbm_path("box").parent.glob("*.json")):
         raw = json.loads(f.read_text())["problems"][0]
         p = load_mbm(f).problems[0]
         scene = Scene.from_records(p.obstacles)

@@ -13,6 +13,7 @@ from scipy.spatial.transform import Rotation
 import planning_collision as pc
 import robots
 from planning_collision import viz
+from planning_collision.io import mbm_path
 from planning_collision.viz import _colors
 from planning_collision.viz.glb import (
     PATH_NODE,
@@ -340,12 +341,52 @@ def test_the_view_demo_writes_a_glb_without_serving(tmp_path, capsys):
     assert "5 objects" in capsys.readouterr().out
 
 
-def test_the_view_demo_shows_a_motionbenchmaker_problem_from_start_to_goal(
-    shared_data, panda, tmp_path
-):
+def test_the_view_demo_shows_your_urdf_and_srdf_in_your_scene_file(tmp_path, capsys):
+    """--urdf / --srdf / --fixed / --scene: a robot that is not in the registry, in a scene
+    file with a mesh and a point cloud, along a path of two configurations."""
+    import json
+
+    demo = importlib.import_module("demos.view")
+    trimesh.creation.box((0.2, 0.2, 0.3)).export(tmp_path / "crate.stl")
+    cloud = {"type": "pointcloud", "points": [[-0.5, y, 0.0] for y in (-0.2, 0.0, 0.2)]}
+    scene = {
+        "format": "planning_collision.scene",
+        "objects": [
+            {
+                "name": "crate",
+                "pose": {"position": [0.6, -0.5, 0]},
+                "shape": {"type": "mesh", "file": "crate.stl"},
+            },
+            {"name": "wall", "shape": {**cloud, "radius": 0.05}},
+        ],
+    }
+    (tmp_path / "cell.json").write_text(json.dumps(scene))
+    srdf = tmp_path / "arm.srdf"
+    srdf.write_text('<robot name="arm"><disable_collisions link1="base" link2="link2"/></robot>')
+    out = tmp_path / "mine.glb"
+    argv = ["--urdf", str(robots.urdf_path("planar_arm")), "--srdf", str(srdf)]
+    argv += ["--fixed", "finger_joint=0.015", "--scene", str(tmp_path / "cell.json")]
+    argv += ["--q", "1.2", "0.3", "0.3", "--q", "0", "0", "0", "--export", str(out), "--no-serve"]
+    assert demo.main(argv) == 0
+    nodes = set(trimesh.load(out).graph.nodes_geometry)
+    assert {"obstacle 0 crate", "obstacle 1 wall", "robot 0 link1", PATH_NODE} <= nodes
+    text = capsys.readouterr().out
+    assert (
+        "cell.json, 2 objects" in text and "3 joints" in text and "links in collision: none" in text
+    )
+
+
+def test_the_view_demo_refuses_a_robot_given_twice(capsys):
+    demo = importlib.import_module("demos.view")
+    with pytest.raises(SystemExit) as e:
+        demo.main(["--robot", "panda", "--urdf", "arm.urdf"])
+    assert e.value.code == 2 and "not both" in capsys.readouterr().err
+
+
+def test_the_view_demo_shows_a_motionbenchmaker_problem_from_start_to_goal(panda, tmp_path):
     demo = importlib.import_module("demos.view")
     out = tmp_path / "mbm.glb"
-    mbm = shared_data / "mbm" / "panda" / "bookshelf_small.json"
+    mbm = mbm_path("bookshelf_small")
     assert demo.main([str(mbm), "--problem", "2", "--export", str(out), "--no-serve"]) == 0
     nodes = set(trimesh.load(out).graph.nodes_geometry)
     assert PATH_NODE in nodes and ghost_node_name(1, "panda_hand") in nodes

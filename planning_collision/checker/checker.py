@@ -113,7 +113,7 @@ class CollisionChecker:
         last one recorded (FCL's front list; needs `cache`). Off by default: on the
         shallow KCD hierarchies a root traversal costs ~8 box tests per query, and the
         recorded fronts cost more than they save (MBM and factory scenes: +22 % and +25 %
-        BV tests, +3 % time; demos/bench_checker.py measures it).
+        BV tests, +3 % time; python -m demos.bench.checker measures it).
     resolution : the "discrete" method's state spacing, as a fraction of the joint space's
         extent (OMPL's ``setStateValidityCheckingResolution``; 0.01 is OMPL's default).
     self_tables : read the self pairs moved by at most two joints from their clearance
@@ -479,10 +479,11 @@ class CollisionChecker:
         """Compile (or load from numba's cache) every kernel a planner calls: a state check,
         a clearance, an edge by each of `methods` (default all three: name the one your
         motion validator uses, and the first run compiles only its kernel); with `batch`,
-        `is_valid_batch` too. The first run on a machine compiles for ~30 s
-        (demos/cold_start.py); later processes load them in about a second. Call it before
-        timing or planning, or the first solve's time limit goes to the compiler. Leaves
-        the stats and caches as they were before. Returns the seconds it took."""
+        `is_valid_batch` too. The first run on a machine compiles for ~30 s (announced on
+        stderr: planning_collision/compiling.py; `python -m demos.dev.cold_start` times
+        it); later processes load them in about a second. Call it before timing or
+        planning, or the first solve's time limit goes to the compiler. Leaves the stats
+        and caches as they were before. Returns the seconds it took."""
         methods = tuple(METHODS) if methods is None else tuple(methods)
         for method in methods:
             if method not in METHODS:

@@ -1,12 +1,15 @@
 """MotionBenchMaker problem files (Chamzas et al., IEEE RA-L 2022; as shipped by VAMP,
-Thomason et al., ICRA 2024), in the neutral JSON of ``../shared/data/mbm/`` (its README).
+Thomason et al., ICRA 2024), in a neutral JSON, one file per problem set.
+
+The four public Panda sets ship with the package (`MBM_SETS`, 100 problems each; source,
+licence and schema in ``planning_collision/data/mbm/README.md``); `mbm_path(name)` finds one.
 
 ::
 
     import planning_collision as pc
-    from planning_collision.io import load_mbm
+    from planning_collision.io import load_mbm, mbm_path
 
-    ps = load_mbm("../shared/data/mbm/panda/cage.json")
+    ps = load_mbm(mbm_path("cage"))                    # or any file of the same format
     p = ps.problems[0]
     p.name, p.start, p.goals, p.fixed_joints, p.valid
     scene = pc.Scene.from_records(p.obstacles)  # obstacles in the robot base frame
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +34,10 @@ from ..geometry.poses import pose_matrix
 from ..geometry.shapes import Box, Cylinder, Sphere
 from .scene_files import ObstacleRecord, check_keys
 
-__all__ = ["Problem", "ProblemSet", "load_mbm", "obstacle_records"]
+__all__ = ["MBM_SETS", "Problem", "ProblemSet", "load_mbm", "mbm_path", "obstacle_records"]
+
+# the MotionBenchMaker Panda sets shipped in planning_collision/data/mbm/panda
+MBM_SETS = ("bookshelf_small", "box", "cage", "table_pick")
 
 _OBSTACLE_KEYS = (
     "type",
@@ -159,6 +166,15 @@ def _joints(v, n, where) -> np.ndarray:
     if a.shape != (n,) or not np.all(np.isfinite(a)):
         raise ValueError(f"{where} must be {n} finite numbers, got {v!r}")
     return a
+
+
+def mbm_path(name: str) -> Path:
+    """The shipped MotionBenchMaker Panda problem file of set `name` (one of `MBM_SETS`)."""
+    if name not in MBM_SETS:
+        raise ValueError(f"MotionBenchMaker set must be one of {MBM_SETS}, got {name!r}")
+    return Path(str(resources.files("planning_collision") / "data" / "mbm" / "panda")) / (
+        f"{name}.json"
+    )
 
 
 def load_mbm(path) -> ProblemSet:

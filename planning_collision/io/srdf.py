@@ -1,9 +1,12 @@
 """MoveIt SRDF reading: the link pairs a robot's SRDF disables collisions for.
 
 `read_srdf(path)` returns the ``<disable_collisions link1="a" link2="b" reason="Never"/>``
-elements of an SRDF as records, in file order. Given the robot's link names, it also checks
-that every pair names two of them. Any problem raises `SRDFError` (a ValueError) naming the
-file and the element; unknown links are all named at once. Other SRDF elements (groups,
+elements of an SRDF as records, in file order. A malformed file raises `SRDFError` (a
+ValueError) naming the file and the element. Given the robot's link names, entries that name
+a link the robot lacks are skipped with one warning listing those links, as MoveIt does (an
+SRDF often outlives edits of its URDF: a trimmed mobile base, a removed sensor); with
+``strict=True`` they raise `SRDFError` instead, naming every unknown link at once. Skipping
+an entry only checks more pairs, never fewer. Other SRDF elements (groups,
 group states, end effectors, virtual joints, ``disable_default_collisions``) are not read:
 ignoring a disable only checks more pairs, never fewer.
 
@@ -14,10 +17,13 @@ matrix.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 __all__ = ["DisabledCollision", "SRDFData", "SRDFError", "read_srdf"]
+
+log = logging.getLogger(__name__)
 
 
 class SRDFError(ValueError):
@@ -39,6 +45,8 @@ class SRDFData:
     path: Path
     name: str  # the <robot name=...> attribute ("" when absent)
     disabled_collisions: tuple  # of DisabledCollision, file order
+    # entries naming links the robot lacks, left out of disabled_collisions (read_srdf)
+    skipped: tuple = ()
 
 
 def _describe(el: ET.Element, i: int) -> str:
@@ -58,12 +66,14 @@ def _parse(path: Path) -> ET.Element:
     return root
 
 
-def read_srdf(path, link_names=None) -> SRDFData:
+def read_srdf(path, link_names=None, *, strict: bool = False) -> SRDFData:
     """The ``disable_collisions`` pairs of the SRDF at `path`.
 
     link_names : iterable of str, optional
-        The robot's links. When given, a pair naming any other link raises `SRDFError`
-        listing every unknown name.
+        The robot's links. When given, a pair naming any other link is left out (in
+        `SRDFData.skipped`) and one warning (logger ``planning_collision.io.srdf``) lists
+        the unknown links; with ``strict=True`` it raises `SRDFError` listing every unknown
+        name instead.
 
     Raises FileNotFoundError for a missing file and `SRDFError` for a malformed one
     (not XML, another root element, a ``disable_collisions`` without ``link1`` or ``link2``,
@@ -82,18 +92,30 @@ def read_srdf(path, link_names=None) -> SRDFData:
         if a == b:
             raise SRDFError(f"{path}: {_describe(el, i)} names link {a!r} twice")
         out.append(DisabledCollision(a, b, el.get("reason", "").strip()))
-    if link_names is not None:
-        known = set(link_names)
-        unknown = sorted({n for d in out for n in (d.link1, d.link2)} - known)
-        if unknown:
-            bad = [
-                _describe(el, i)
-                for i, el in enumerate(root.iter("disable_collisions"))
-                if el.get("link1", "").strip() in unknown or el.get("link2", "").strip() in unknown
-            ]
-            raise SRDFError(
-                f"{path}: disable_collisions name links the robot does not have: {unknown} "
-                f"(in {len(bad)} elements, first {bad[0]}); the robot's links: "
-                f"{sorted(known)}"
-            )
-    return SRDFData(path, root.get("name", ""), tuple(out))
+    if link_names is None:
+        return SRDFData(path, root.get("name", ""), tuple(out))
+    known = set(link_names)
+    unknown = sorted({n for d in out for n in (d.link1, d.link2)} - known)
+    kept = tuple(d for d in out if d.link1 in known and d.link2 in known)
+    skipped = tuple(d for d in out if d.link1 not in known or d.link2 not in known)
+    if unknown and strict:
+        bad = [
+            _describe(el, i)
+            for i, el in enumerate(root.iter("disable_collisions"))
+            if el.get("link1", "").strip() in unknown or el.get("link2", "").strip() in unknown
+        ]
+        raise SRDFError(
+            f"{path}: disable_collisions name links the robot does not have: {unknown} "
+            f"(in {len(bad)} elements, first {bad[0]}); the robot's links: "
+            f"{sorted(known)}"
+        )
+    if unknown:
+        log.warning(
+            "%s: skipped %d of %d disable_collisions entries naming links the robot does not "
+            "have: %s (pass strict=True to refuse such an SRDF)",
+            path,
+            len(skipped),
+            len(out),
+            unknown,
+        )
+    return SRDFData(path, root.get("name", ""), kept, skipped)

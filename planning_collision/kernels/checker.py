@@ -7,7 +7,7 @@ A *body* is what a certificate bounds: body ``b < n_links`` is collision link
 (`CheckBuffers`) come from `planning_collision.checker`.
 
 How the code is cut into compiled functions matters as much as what it does (a user's
-first call compiles all of it; demos/cold_start.py measures it):
+first call compiles all of it; python -m demos.dev.cold_start measures it):
 
 - Every compiled function here takes the model's address table ``hm`` (robot and scene)
   and the workspace's ``hw`` (Scratch and buffers) (kernels/handles.py), plus scalars, and

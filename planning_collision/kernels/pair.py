@@ -115,7 +115,7 @@ _CORES_OVERLAP = 3
 
 # The two steps every pair query goes through are inlined into their callers: a call that
 # passes two shape tables costs ~0.1 us, and a scene distance query makes several (inlined:
-# bench_scene distance queries 7-10 % faster, the checker's certified edges 15 %, no
+# demos.bench.scene distance queries 7-10 % faster, the checker's certified edges 15 %, no
 # slower to compile).
 @inline_kernel
 def _gjk_separation(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):

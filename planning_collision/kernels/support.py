@@ -9,7 +9,7 @@ climbing is exact, with ties included.
 
 The small brute force is branch-free and vectorised (`points_support_soa`): a compare-and-
 branch argmax mispredicts about ln(n) times per call, which cost more than the n dot
-products themselves (`python demos/bench_queries.py`, two 32-vertex hulls, separated pairs:
+products themselves (`python -m demos.bench.queries`, two 32-vertex hulls, separated pairs:
 973 ns/pair with the scalar search, 844 ns/pair with this one).
 """
 

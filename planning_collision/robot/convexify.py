@@ -31,7 +31,7 @@ Why tiles and not whole triangles: CAD meshes carry long sliver triangles (145 m
 xArm7 base) that span several pieces; growing one piece to hold such a triangle whole added
 up to 84 % of a link's volume, while tiles along the gaps add a few percent. The piece count
 never changes (the checker's speed depends on few pieces); pieces gain hull vertices where
-they grew (``demos/model_containment.py`` prints both, per link).
+they grew (``demos/dev/model_containment.py`` prints both, per link).
 
 "How far a triangle violates a piece" is the largest ``n . x + c`` over its vertices and
 the piece's facet planes (`kernels.containment.triangle_piece_violation`): 0 or less when
@@ -228,13 +228,22 @@ def _cover_vertices(cand: list, v: np.ndarray) -> list:
     return cand
 
 
+def _volume(mesh) -> float:
+    """|volume| of a closed trimesh. trimesh computes it with the centre of mass, which it
+    divides by the volume: a closed shell enclosing none (a flat, doubled-up component, as in
+    the UR10's meshes) made numpy warn "invalid value encountered in divide". Only the volume
+    is read here, so that one warning is silenced here, and only here."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return abs(float(mesh.volume))
+
+
 def _component_pieces(comp, mesh_volume: float, hull_ratio: float, max_pieces: int) -> list:
     """Steps 1 and 2 for one connected component (a trimesh.Trimesh)."""
     import trimesh
 
     v = np.asarray(comp.vertices, float)
     hv = hull_volume(v)
-    cv = abs(float(comp.volume)) if comp.is_watertight else 0.0
+    cv = _volume(comp) if comp.is_watertight else 0.0
     # small components (screws, inverted cavity shells) are not worth decomposing:
     # their hull adds at most a few percent of the link's volume
     small = hv <= SMALL_COMPONENT * mesh_volume
@@ -265,7 +274,7 @@ def decompose_mesh(
     v_in = np.asarray(vertices, np.float64).reshape(-1, 3)
     f_in = np.asarray(faces, np.int64).reshape(-1, 3)
     mesh = trimesh.Trimesh(v_in, f_in, process=True)
-    mesh_volume = abs(float(mesh.volume)) if mesh.is_watertight else hull_volume(mesh.vertices)
+    mesh_volume = _volume(mesh) if mesh.is_watertight else hull_volume(mesh.vertices)
     pieces = []
     for comp in mesh.split(only_watertight=False):
         pieces.extend(_component_pieces(comp, mesh_volume, hull_ratio, max_pieces))

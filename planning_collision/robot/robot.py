@@ -84,6 +84,7 @@ class Robot:
         max_pieces: int = 12,
         acm=None,
         srdf=None,
+        srdf_strict: bool = False,
         compute_acm: bool | None = None,
         progress=None,
         name: str | None = None,
@@ -118,6 +119,10 @@ class Robot:
             Allowed pairs to start from; adjacent pairs are always added.
         srdf : path, optional
             A MoveIt SRDF whose ``disable_collisions`` pairs are allowed (io/srdf.py).
+            Entries naming links this URDF lacks are skipped with one warning listing
+            them, as MoveIt does.
+        srdf_strict : bool
+            Refuse such an SRDF instead (`SRDFError` naming every unknown link).
         compute_acm : bool, optional
             Sample the ACM as MoveIt's setup assistant does (`Robot.compute_acm`, 10,000
             configurations, cached beside the link models). Default: when neither `acm` nor
@@ -152,7 +157,7 @@ class Robot:
         self.bounds = MotionBoundTables(
             tree.model, self.link_radius, self.collision_links, tree.dof
         )
-        self._init_acm(acm, srdf, has_geometry)
+        self._init_acm(acm, srdf, srdf_strict, has_geometry)
         if compute_acm is None:
             compute_acm = acm is None and srdf is None
         if compute_acm:
@@ -175,7 +180,7 @@ class Robot:
                 len(self.self_collision_pairs()),
             )
 
-    def _init_acm(self, acm, srdf, has_geometry) -> None:
+    def _init_acm(self, acm, srdf, srdf_strict, has_geometry) -> None:
         """The ACM from `acm` entries, the SRDF's disabled pairs and adjacency."""
         tree = self.tree
         self.acm = AllowedCollisionMatrix(tree.link_names, acm or ())
@@ -183,11 +188,12 @@ class Robot:
         if acm is not None:
             self._acm_sources.append(f"acm= ({len(self.acm)} pairs)")
         if srdf is not None:
-            rec = read_srdf(srdf, tree.link_names)
+            rec = read_srdf(srdf, tree.link_names, strict=srdf_strict)
             for d in rec.disabled_collisions:
                 self.acm.allow(d.link1, d.link2, d.reason.lower() or "srdf")
             n = len(rec.disabled_collisions)
-            self._acm_sources.append(f"srdf {rec.path.name} ({n} pairs)")
+            skipped = f", {len(rec.skipped)} skipped" if rec.skipped else ""
+            self._acm_sources.append(f"srdf {rec.path.name} ({n} pairs{skipped})")
         for a, b in adjacent_pairs(tree.model.parent, has_geometry):
             self.acm.allow(tree.link_names[a], tree.link_names[b], "adjacent")
 

@@ -12,7 +12,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from planning_collision import Box, Capsule, Cone, Convex, Cylinder, Mesh, Sphere
+from planning_collision import (
+    Box,
+    Capsule,
+    Cone,
+    Convex,
+    Cylinder,
+    Mesh,
+    PointCloud,
+    Sphere,
+    VoxelGrid,
+)
 
 from .peers import to_fcl
 
@@ -68,8 +78,9 @@ class FclRobot:
         for ob in scene:
             parts = ob.shape if isinstance(ob.shape, (list, tuple)) else [(ob.shape, np.eye(4))]
             for s, Tl in parts:
-                g = _fcl_shape(s)
-                obstacles.append(fcl.CollisionObject(g, _transform(ob.T @ np.asarray(Tl))))
+                for g, Tg in _fcl_parts(s):
+                    T = ob.T @ np.asarray(Tl) @ Tg
+                    obstacles.append(fcl.CollisionObject(g, _transform(T)))
         self._keep = obstacles
         self.manager = fcl.DynamicAABBTreeCollisionManager()
         self.manager.registerObjects(obstacles)
@@ -116,6 +127,27 @@ class FclRobot:
             if self.collides(q1 if k == n else q0 + t * (q1 - q0)):
                 return t
         return None
+
+
+def _fcl_parts(s):
+    """[(python-fcl geometry, T_shape_part)] of an obstacle shape: a point cloud as a ball
+    per point, a voxel grid as a box per occupied cell (their exact meaning), any other shape
+    as itself."""
+    if isinstance(s, PointCloud):
+        ball = fcl.Sphere(float(s.radius))
+        return [(ball, _translation(p)) for p in s.points]
+    if isinstance(s, VoxelGrid):
+        h = float(s.voxel_size)
+        cube = fcl.Box(h, h, h)
+        centres = s.origin + (np.asarray(s.cells, float) + 0.5) * h
+        return [(cube, _translation(c)) for c in centres]
+    return [(_fcl_shape(s), np.eye(4))]
+
+
+def _translation(p):
+    T = np.eye(4)
+    T[:3, 3] = p
+    return T
 
 
 def _fcl_shape(s):

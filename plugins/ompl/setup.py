@@ -223,7 +223,7 @@ def solve(setup, seconds: float):
     For a time limit of 1 s or more, OMPL's `Planner::solve(double)` evaluates the limit in
     a thread of its own, which sleeps 1 ms at a time, and joins that thread when the planner
     returns, waiting out the rest of its sleep: 0.2-1.2 ms added to a solve, however quickly
-    the planner finishes (`python -m demos.bench_checker`: OMPL's time outside the
+    the planner finishes (`python -m demos.bench.checker`: OMPL's time outside the
     validators for RRTConnect solving at once, 0.2-0.8 ms through `ss.solve(1.0)` against
     0.01-0.02 ms through this function; in the planning benchmark, on the same trees, the
     median problem got ~1.2 ms faster). That is a quarter of a typical certified Panda

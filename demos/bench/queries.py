@@ -17,12 +17,12 @@ cylinder-cone; sizes 2-50 cm, random poses, about a third of the pairs overlappi
   (counted), timed alone as a chain of the two vectorised searches with no simplex solver.
 
 Timings are medians over `--repeats` runs. JIT warm-up is printed apart: the first call in
-this process (numba's on-disk cache, `cache=True`); demos/cold_start.py times a first call
+this process (numba's on-disk cache, `cache=True`); demos/dev/cold_start.py times a first call
 in a fresh process with an empty cache (the full compile).
 
 How long: ~20-40 s with the defaults. Run::
 
-    python demos/bench_queries.py            # prints a markdown table for the README
+    python -m demos.bench.queries            # prints the markdown table of docs/performance.md
 """
 
 from __future__ import annotations

@@ -7,23 +7,18 @@ PRM solves the shelf problem (demos/scenes.panda_shelf) again and again for ``--
 resident set size is printed every ``--every`` seconds: after the first solves fill the
 caches it stays where it is.
 
-    python demos/prm_memory.py                  # 60 s
-    python demos/prm_memory.py --seconds 10 --every 2
+    python -m demos.dev.prm_memory                  # 60 s
+    python -m demos.dev.prm_memory --seconds 10 --every 2
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: the repository root on the path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from demos.scenes import panda_shelf  # noqa: E402
-from plugins.ompl import make_setup, solve, validators  # noqa: E402
+from demos.scenes import panda_shelf
+from plugins.ompl import make_setup, solve, validators
 
 
 def rss_mb() -> float:

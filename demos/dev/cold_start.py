@@ -10,9 +10,9 @@ alone, so its figure is what a user pays when it is the first thing they call.
 How long: about 20-40 s per entry point on 2 idle cores (the figures are only meaningful on
 an idle machine). Run::
 
-    python demos/cold_start.py                    # every entry point
-    python demos/cold_start.py --entries distance collide
-    python demos/cold_start.py --list
+    python -m demos.dev.cold_start                    # every entry point
+    python -m demos.dev.cold_start --entries distance collide
+    python -m demos.dev.cold_start --list
 """
 
 from __future__ import annotations

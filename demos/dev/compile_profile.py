@@ -7,20 +7,15 @@ compiles, subtracted here to give each function its own time) and, with
 (after numba has linked every callee's module into the caller's) and code generation. The
 rest of a function's own time is numba's front end (typing, IR inlining, lowering).
 
-    python demos/compile_profile.py            # ~40 s on 2 idle cores
-    python demos/compile_profile.py --top 30
+    python -m demos.dev.compile_profile            # ~40 s on 2 idle cores
+    python -m demos.dev.compile_profile --top 30
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: the repository root on the path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from demos.cold_start import _COMMON, ENTRY_POINTS, run_fresh  # noqa: E402
+from demos.dev.cold_start import _COMMON, ENTRY_POINTS, run_fresh
 
 _CHILD = r"""
 import gc, json, time

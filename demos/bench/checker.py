@@ -1,7 +1,7 @@
 """The checker side by side with what Python users have today, on MotionBenchMaker scenes.
 
 For the Panda (fingers at 0.065 m, self-collision on) in the first ``--problems`` scenes of
-each MotionBenchMaker set (../shared/data/mbm/panda):
+each MotionBenchMaker set (shipped in planning_collision/data/mbm):
 
 1. **States.** `is_valid` from Python, one call per configuration (configurations uniform in
    the joint limits), against the python-fcl pipeline (exact meshes, DynamicAABBTree, FK in
@@ -26,29 +26,27 @@ each MotionBenchMaker set (../shared/data/mbm/panda):
    starts), with front lists added (``front_lists=True``) and with ``cache=False``: BV
    tests, distance queries and time per edge.
 4. ``--cold``: the first `is_valid` + `check_edge` from an empty numba cache, in a fresh
-   process (demos/cold_start.py).
+   process (demos/dev/cold_start.py).
 
 JIT warm-up is done (and reported) before anything is timed. Times are medians over the
 configurations or edges of one run; peers run on the same inputs in the same process.
 
-    python -m demos.bench_checker                    # ~5 min
-    python -m demos.bench_checker --configs 2000 --edges 2000 --problems 2
+    python -m demos.bench.checker                    # ~5 min
+    python -m demos.bench.checker --configs 2000 --edges 2000 --problems 2
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-if __package__ in (None, ""):  # run as a script: the repository root on the path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from planning_collision.io import mbm_path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mbm" / "panda"
+DATA = mbm_path("box").parent  # the shipped MotionBenchMaker Panda sets
 SETS = ("bookshelf_small", "box", "cage", "table_pick")
 
 
@@ -488,7 +486,7 @@ def main(argv=None) -> int:
             f"{np.mean(off['t']) / np.mean(c[on]['t']):.2f}x less time than cache=False"
         )
     if a.cold:
-        from demos.cold_start import measure
+        from demos.dev.cold_start import measure
 
         m = measure("is_valid+check_edge")
         print(

@@ -5,11 +5,11 @@ Pipe runs (compound objects of cylinders along the axes with spherical elbows), 
 doors, handles, shelves) and a few machine meshes (tanks and pumps from trimesh). Every
 object is made of pieces that touch, so KCD groups them; objects do not share groups.
 
-    python demos/factory_scene.py [--seed 0] [--scale 1.0] [--out factory.json]
+    python -m demos.bench.factory_scene [--seed 0] [--scale 1.0] [--out factory.json]
 
 prints the counts and build time (under a second for the default ~5,500 primitives; `--out`
 writes the scene in the project's JSON format, docs/scene_format.md). `factory_objects` is
-what the benchmark (demos/bench_scene.py) feeds to every engine, so all see the same shapes.
+what the benchmark (demos/bench/scene.py) feeds to every engine, so all see the same shapes.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Certified means certified: the edge methods against dense sampling, on many edges.
 
 Worlds: the Panda (fingers at 0.065 m, self-collision on) in MotionBenchMaker scenes
-(../shared/data, the first ``--problems`` of each set) plus generated adversarial ones: the
+(the shipped sets, the first ``--problems`` of each set) plus generated adversarial ones: the
 same scene with thin plates (2-5 mm) and rods placed across random motions, each obstacle
 between two free configurations (planning_collision.testing.edges.thin_obstacles), so that
 states at OMPL's 1 % resolution step over it. Edges: those adversarial motions, and
@@ -21,23 +21,21 @@ oracle's first colliding state and that the robot is within eta of contact there
 "discrete" (OMPL's 1 % states) is there for contrast: its misses are what certification
 buys.
 
-    python -m demos.certify                       # >= 20,000 edges, ~10 min
-    python -m demos.certify --problems 1 --edges-per-world 200
+    python -m demos.dev.certify                       # >= 20,000 edges, ~10 min
+    python -m demos.dev.certify --problems 1 --edges-per-world 200
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-if __package__ in (None, ""):  # run as a script: the repository root on the path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from planning_collision.io import mbm_path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mbm" / "panda"
+DATA = mbm_path("box").parent  # the shipped MotionBenchMaker Panda sets
 SETS = ("bookshelf_small", "box", "cage", "table_pick")
 METHODS = ("dichotomy", "ca", "discrete")
 CLEAR = 1e-3  # a false alarm: every dense state at least this clear (m)

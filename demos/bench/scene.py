@@ -1,6 +1,6 @@
 """Scene broadphase benchmark: a moving link against a factory hall (KCD's tables).
 
-Side by side, in one run, on the same primitives of `demos/factory_scene.py` (~8,900
+Side by side, in one run, on the same primitives of `demos/bench/factory_scene.py` (~8,900
 primitives by default), for link-sized query shapes (a Panda-like capsule, a box, a rounded
 convex):
 
@@ -25,7 +25,7 @@ and a check that (a), (b), (c) and (d) agree on every query.
 reference, each shape also prints (b') = (b) built by (a)'s SAH builder, which separates what
 the builder gains from what the KCD hierarchy gains.
 
-    python -m demos.bench_scene [--queries 2000] [--motions 100] [--steps 20] [--repeats 5]
+    python -m demos.bench.scene [--queries 2000] [--motions 100] [--steps 20] [--repeats 5]
                                 [--seed 0] [--min-size 0.1]
 
 Takes ~40 s warm (numba cache present), ~2 min the first time (compiles the kernels).
@@ -46,6 +46,7 @@ from functools import partial
 import numpy as np
 
 import planning_collision as pc
+from demos.bench.factory_scene import HALL, factory_objects
 from planning_collision.bvh import build_bvh, sah_bvh_forest
 from planning_collision.kcd import ObjectBlock, flatten
 from planning_collision.kernels.bvh import FlatBVH
@@ -60,11 +61,6 @@ from planning_collision.kernels.traversal import FlatScene
 from planning_collision.primitives import concat_primitives, query_block
 from planning_collision.scene import Scene
 from planning_collision.testing.sampling import random_rotations
-
-try:  # the module is importable for --help without the factory's package layout
-    from demos.factory_scene import HALL, factory_objects
-except ImportError:  # pragma: no cover - run as a script from demos/
-    from factory_scene import HALL, factory_objects
 
 _NO_SEEDS = np.zeros((0, 2), np.int32)
 

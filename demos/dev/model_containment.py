@@ -16,7 +16,7 @@ outside. Links whose meshes are all convex enough to be one hull are summed in o
 Takes seconds for the Panda and the UR5 (the defaults); V-HACD makes the Kinova about a
 minute and the xArm7 about 30 s.
 
-    python demos/model_containment.py [--robots panda ur5 kinova xarm7] [--samples 20000]
+    python -m demos.dev.model_containment [--robots panda ur5 kinova xarm7] [--samples 20000]
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Shows, for a registered robot (default: the Panda, 13 links):
 JIT warm-up (first calls: compile or numba-cache load) is reported apart. Figures are
 medians of `--repeats` runs. Takes ~10 s (plus ~30 s of compiling on a cold numba cache).
 
-    python demos/bench_robot.py [--robot panda] [--configs 100000] [--repeats 5]
+    python -m demos.bench.robot [--robot panda] [--configs 100000] [--repeats 5]
 """
 
 from __future__ import annotations
