@@ -4,6 +4,7 @@ changed robot or scene is picked up; the counters count."""
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -337,9 +338,43 @@ def test_bad_configurations_name_the_joint_and_value(checker, bad, match):
         checker.check_edge(good, bad)
     with pytest.raises(ValueError, match="^q0" + match):
         checker.check_edge(bad, good, method="ca")
+    with pytest.raises(ValueError, match="^q1" + match):
+        checker.check_edge(good, bad, method="discrete")
     if bad.size == 7:
         with pytest.raises(ValueError, match=r"^Q\[1\]" + match):
             checker.is_valid_batch(np.stack([good, bad]))
+
+
+def test_odd_arguments_are_refused_by_name_not_converted(panda, checker):
+    """A complex q (whose imaginary part a float conversion drops), a string where a bool
+    goes ("no" is truthy), a NaN cap, a bool as a length, and a discrete edge to 1e300 rad
+    (whose length overflowed before the limits were checked)."""
+    q = READY
+    with pytest.raises(ValueError, match=r"^q must be a numeric array of 7 joint values, got comp"):
+        checker.is_valid(q + 1e-3j)
+    with pytest.raises(ValueError, match=r"^Q must be an \(m, 7\) array, got complex numbers"):
+        checker.is_valid_batch(np.stack([q, q]) + 0j)
+    with pytest.raises(ValueError, match=r"^check_start must be True or False, got 'no'"):
+        checker.check_edge(q, q, check_start="no")
+    with pytest.raises(ValueError, match=r"^max_distance must be > 0 \(inf for no cap\), got nan"):
+        checker.link_distances(q, max_distance=math.nan)
+    far = np.r_[1e300, q[1:]]
+    with pytest.raises(ValueError, match=r"^q1\[0\] \(panda_joint1\) = 1e\+300 is outside"):
+        checker.check_edge(q, far, method="discrete")
+    with pytest.raises(ValueError, match=r"^padding must be a real number, got True"):
+        pc.CollisionChecker(panda, checker.scene, padding=True)
+    with pytest.raises(ValueError, match=r"^Sphere.radius must be a real number, got True"):
+        pc.Sphere(True)
+
+
+def test_a_discrete_edge_of_a_continuous_joint_far_from_zero_is_answered():
+    arm = robots.load("planar_arm")  # joint 0 continuous
+    checker = pc.CollisionChecker(arm, pc.Scene())
+    q0 = np.zeros(arm.dof)
+    q1 = q0.copy()
+    q1[0] = 1e300
+    r = checker.check_edge(q0, q1, method="discrete")  # was an OverflowError
+    assert r.certified is False and r.valid in (True, False)
 
 
 def test_q_of_another_array_type_gets_the_same_answer_without_a_second_compile(panda, checker):

@@ -28,6 +28,7 @@ def quaternion_to_matrix(q) -> npt.NDArray[np.float64]:
     """Rotation matrices ``(..., 3, 3)`` of quaternions ``q (..., 4)`` ``(x, y, z, w)`` of any
     non-zero length (normalised here; not validated: see `quat_xyzw_to_matrix`)."""
     q = np.asarray(q, dtype=np.float64)
+    q = q / np.abs(q).max(axis=-1, keepdims=True)  # no overflow in the norm (1e300 entries)
     q = q / np.linalg.norm(q, axis=-1, keepdims=True)
     x, y, z, w = np.moveaxis(q, -1, 0)
     R = np.empty(q.shape[:-1] + (3, 3))
@@ -70,7 +71,8 @@ def quat_xyzw_to_matrix(q, where: str = "orientation_xyzw") -> npt.NDArray[np.fl
     q = real_array(where, q, "4 numbers (x, y, z, w)")
     if q.shape != (4,) or not np.all(np.isfinite(q)):
         raise ValueError(f"{where} must be 4 finite numbers (x, y, z, w), got {q.tolist()}")
-    if float(np.linalg.norm(q)) < QUATERNION_MIN_NORM:
+    scale = float(np.abs(q).max())
+    if scale * float(np.linalg.norm(q / scale if scale > 0.0 else q)) < QUATERNION_MIN_NORM:
         raise ValueError(f"{where} must be a non-zero quaternion, got {q.tolist()}")
     return quaternion_to_matrix(q)
 

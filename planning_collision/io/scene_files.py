@@ -31,6 +31,7 @@ import numpy as np
 from ..geometry.clouds import PointCloud, VoxelGrid
 from ..geometry.poses import as_pose, matrix_to_quaternion, pose_matrix
 from ..geometry.shapes import Box, Capsule, Cone, Convex, Cylinder, Halfspace, Mesh, Sphere
+from ..geometry.validate import real_array
 
 __all__ = [
     "ObstacleRecord",
@@ -83,7 +84,10 @@ def load_mesh_file(path, scale=1.0) -> Mesh:
         ) from e
     if not isinstance(m, trimesh.Trimesh) or len(m.faces) == 0:
         raise ValueError(f"{path}: no triangles in this mesh file")
-    s = np.broadcast_to(np.asarray(scale, dtype=np.float64), (3,))
+    s = real_array(f"{path}: mesh scale", scale, "a number or 3 numbers")
+    if s.shape not in ((), (1,), (3,)):
+        raise ValueError(f"{path}: mesh scale must be a number or 3 numbers, got {scale!r}")
+    s = np.broadcast_to(s, (3,))
     if not np.all(np.isfinite(s)) or np.any(s == 0):
         raise ValueError(f"{path}: mesh scale must be finite and non-zero, got {scale!r}")
     v = np.asarray(m.vertices, dtype=np.float64) * s
@@ -129,12 +133,40 @@ def save_scene(records, path) -> None:
 # JSON
 
 
+def _read_text(path: Path) -> str:
+    """The file as UTF-8 text, or ValueError naming it."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(
+            f"{path}: not UTF-8 text ({e.reason} at byte {e.start}): not a scene file"
+        ) from None
+
+
+def _no_bools(value, where: str):
+    """`value` (a JSON number or nested lists of them) unchanged, or ValueError when it
+    holds a JSON true/false, which numpy would read as 1/0."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, bool):
+            raise ValueError(f"{where} must hold numbers, got {json.dumps(v)}")
+        if isinstance(v, list):
+            stack.extend(v)
+    return value
+
+
 def _req(d: dict, key: str, where: str):
     if not isinstance(d, dict):
         raise ValueError(f"{where} must be a JSON object, got {type(d).__name__}")
     if key not in d:
         raise ValueError(f"{where} is missing {key!r}")
-    return d[key]
+    return _no_bools(d[key], f"{where}.{key}")
+
+
+def _opt(d: dict, key: str, default, where: str):
+    """An optional numeric field of `d` (its `default` when absent)."""
+    return _no_bools(d.get(key, default), f"{where}.{key}")
 
 
 _POSE_KEYS = ("position", "orientation_xyzw")
@@ -159,12 +191,14 @@ def _json_pose(d, where) -> np.ndarray:
     if d is None:
         return np.eye(4)
     if isinstance(d, list):  # a 4x4 matrix
-        return as_pose(d, where)
+        return as_pose(_no_bools(d, where), where)
     if not isinstance(d, dict):
         raise ValueError(f"{where} must be an object with position/orientation_xyzw or a 4x4 list")
     check_keys(d, _POSE_KEYS, where)
     return pose_matrix(
-        d.get("position", [0.0, 0.0, 0.0]), d.get("orientation_xyzw", [0, 0, 0, 1]), where
+        _opt(d, "position", [0.0, 0.0, 0.0], where),
+        _opt(d, "orientation_xyzw", [0, 0, 0, 1], where),
+        where,
     )
 
 
@@ -186,19 +220,22 @@ def _json_shape(d, where: str, base: Path, part: bool = False):
         return Cylinder(g("radius"), g("length"))
     if kind == "cone":
         return Cone(g("radius"), g("length"))
+    o = lambda k, default: _opt(d, k, default, f"{where} ({kind})")  # noqa: E731
     if kind == "convex":
-        return Convex(g("points"), d.get("radius", 0.0))
+        return Convex(g("points"), o("radius", 0.0))
     if kind == "halfspace":
-        return Halfspace(g("normal"), d.get("offset", 0.0))
+        return Halfspace(g("normal"), o("offset", 0.0))
     if kind == "mesh":
         if "file" in d:
+            if not isinstance(d["file"], str):
+                raise ValueError(f"{where} (mesh).file must be a string, got {d['file']!r}")
             f = Path(d["file"])
-            return load_mesh_file(f if f.is_absolute() else base / f, d.get("scale", 1.0))
+            return load_mesh_file(f if f.is_absolute() else base / f, o("scale", 1.0))
         return Mesh(g("vertices"), g("faces"))
     if kind == "pointcloud":
-        return PointCloud(g("points"), d.get("radius", 0.0))
+        return PointCloud(g("points"), o("radius", 0.0))
     if kind == "voxelgrid":
-        return VoxelGrid(g("cells"), g("voxel_size"), d.get("origin", [0.0, 0.0, 0.0]))
+        return VoxelGrid(g("cells"), g("voxel_size"), o("origin", [0.0, 0.0, 0.0]))
     raise ValueError(
         f"{where}.type {kind!r} is unknown (sphere, box, capsule, cylinder, cone, convex, "
         f"halfspace, mesh, pointcloud, voxelgrid)"
@@ -208,11 +245,15 @@ def _json_shape(d, where: str, base: Path, part: bool = False):
 def load_json_scene(path) -> list[ObstacleRecord]:
     """The obstacles of a file in the project's JSON format (docs/scene_format.md)."""
     path = Path(path)
-    text = path.read_text()
+    text = _read_text(path)
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deeply to be a scene file") from None
+    except ValueError as e:  # e.g. an integer literal longer than Python converts
+        raise ValueError(f"{path}: invalid JSON: {e}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f'{path}: not a scene file (expected "format": "{FORMAT}" at top level)')
     if doc.get("version", VERSION) != VERSION:
@@ -255,7 +296,7 @@ def load_json_scene(path) -> list[ObstacleRecord]:
             records.append(ObstacleRecord(name, shape, T))
         except FileNotFoundError as e:
             raise FileNotFoundError(f"{path}: {where}: {e}") from None
-        except (ValueError, TypeError, KeyError) as e:
+        except (ValueError, TypeError, KeyError, OverflowError, RecursionError) as e:
             raise ValueError(f"{path}: {where}: {e}") from None
     return records
 
@@ -408,7 +449,7 @@ def _moveit_shape(tk: _Tokens):
 def load_moveit_scene(path) -> list[ObstacleRecord]:
     """The obstacles of a file in MoveIt's ``.scene`` text format (module doc)."""
     path = Path(path)
-    lines = path.read_text().splitlines()
+    lines = _read_text(path).splitlines()
     tk = _Tokens(lines, path)
     head = tk.next_line()
     if head is None:
