@@ -1,5 +1,5 @@
 """What the planning demos share: their command line (--planner, --method, --time, --seed,
---view, --export), OMPL's seed, the compile notice, and one timed solve with its counts."""
+--view, --export), OMPL's seed, the warm-up, and one timed solve with its counts."""
 
 from __future__ import annotations
 
@@ -9,11 +9,6 @@ from typing import NamedTuple
 from demos import viewing
 from plugins.ompl import METHODS, PLANNERS, make_setup, validators
 from plugins.ompl import solve as ompl_solve
-
-COMPILE_NOTICE = (
-    "Compiling the checker's kernels (the first run on this machine takes about 35 s;\n"
-    "numba caches them, later runs load them in about a second) ..."
-)
 
 
 def add_arguments(p, planner: str, seconds: float) -> None:
@@ -45,10 +40,9 @@ def seed_ompl(seed: int) -> None:
 
 
 def warm_up(checker, method: str = "dichotomy") -> None:
-    """Announce the compile, compile (or load the cache) what planning with edge `method`
-    calls, and say how long it took."""
-    print(COMPILE_NOTICE, flush=True)
-    print(f"  ready in {checker.warm_up(methods=(method,)):.1f} s")
+    """Compile (or load from numba's cache) what planning with edge `method` calls, and say
+    how long it took (the library announces the compiles themselves on stderr)."""
+    print(f"kernels ready in {checker.warm_up(methods=(method,)):.1f} s", flush=True)
 
 
 class Solved(NamedTuple):

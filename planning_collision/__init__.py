@@ -8,9 +8,14 @@ Shapes and queries (docs/architecture.md says how the package is laid out)::
     T = np.eye(4); T[0, 3] = 0.3
     pc.collide(pc.Sphere(0.1), np.eye(4), pc.Box((0.2, 0.2, 0.2)), T)   # False
     pc.distance(pc.Sphere(0.1), np.eye(4), pc.Box((0.2, 0.2, 0.2)), T)  # 0.1 m
+
+The first use of each compiled entry point on a machine compiles it, announced on stderr
+(planning_collision/compiling.py); ``pc.warm_up()`` or ``python -m planning_collision
+warm-up`` does them all at once.
 """
 
 from .checker import CollisionChecker
+from .compiling import warm_up  # and announces compiles wherever they start (its doc)
 from .geometry import (
     Box,
     Capsule,
@@ -57,4 +62,5 @@ __all__ = [
     "Workspace",
     "CollisionChecker",
     "EdgeResult",
+    "warm_up",
 ]
