@@ -37,6 +37,7 @@ import dataclasses
 import math
 import threading
 import time
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -58,7 +59,7 @@ _SEALED: set = set()  # the kernels `_seal` has sealed in this process
 _ENTRY = E.ENTRY_POINTS
 FREE, BAD_Q = K.FREE, K.BAD_Q
 
-__all__ = ["CollisionChecker", "METHODS"]
+__all__ = ["CollisionChecker", "Contact", "METHODS"]
 
 METHODS = {"discrete": E.DISCRETE, "dichotomy": E.DICHOTOMY, "ca": E.CA}
 # Distance queries a certified edge check may make before it gives up (reported not valid,
@@ -86,6 +87,14 @@ def _seal(kernel) -> None:
     if kernel not in _SEALED:
         kernel.disable_compile()
         _SEALED.add(kernel)
+
+
+class Contact(NamedTuple):
+    """A body of the robot too close to something (`CollisionChecker.contacts`)."""
+
+    body: str  # a collision link, or a rigid body's links joined by "+"
+    other: str  # "obstacle 'name'" (or "obstacle #id"), or the self-collision partner
+    distance: float  # m; <= padding (<= 0: touching or overlapping, depth not computed)
 
 
 class _Bound:
@@ -359,9 +368,9 @@ class CollisionChecker:
 
         max_distance : m, > 0 (inf by default); distances beyond it are not refined
         (reported as inf).
-        Returns {"links", "scene", "object", "self", "partner", "distance"}: arrays over
-        bodies (names; m; obstacle id or -1; m; partner body name or ""; the smaller of
-        the two)."""
+        Returns {"links", "scene", "object", "name", "self", "partner", "distance"}:
+        arrays over bodies (names; m; the nearest obstacle's id or -1, and its name, None
+        when it has none; m; partner body name or ""; the smaller of the two)."""
         md = real_scalar("max_distance", max_distance)
         if not md > 0.0:  # NaN too
             raise ValueError(f"max_distance must be > 0 (inf for no cap), got {max_distance!r}")
@@ -387,10 +396,32 @@ class CollisionChecker:
             "links": np.array(names, dtype=object),
             "scene": d[:nl],
             "object": ids,
+            "name": np.array([m.names.get(int(i)) for i in ids], dtype=object),
             "self": self_d,
             "partner": partner,
             "distance": np.minimum(d[:nl], self_d),
         }
+
+    def contacts(self, q) -> list[Contact]:
+        """What makes configuration q (dof,) collide: a `Contact(body, other, distance)`
+        for each body closer than `padding` to an obstacle (other: ``obstacle 'name'``, or
+        ``obstacle #id`` when it has no name) or to a checked self-collision partner
+        (other: the partner's name), nearest first; [] when q is free. distance in m (<= 0
+        is touching or overlapping; the depth is not computed)."""
+        rows, m = self._distances(q, max(2.0 * self.padding, 1e-3))
+        out = []
+        for k, name in enumerate(m.body_names):
+            d = float(rows[k, 0])
+            if rows[k, 1] == 0 or d > self.padding:  # farther than asked (not refined)
+                continue
+            if k < m.n_links:
+                oid = int(m.slot_ids[int(rows[k, 2])])
+                o = m.names.get(oid)
+                out.append(Contact(name, f"obstacle {o!r}" if o else f"obstacle #{oid}", d))
+            else:
+                a, b = name.split("|")
+                out.append(Contact(a, b, d))
+        return sorted(out, key=lambda c: c.distance)
 
     # ---------------------------------------------------------------- edges
     def _edge(self, q0, q1, method: str, check_start: bool, first: bool) -> np.ndarray:

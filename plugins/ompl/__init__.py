@@ -13,7 +13,8 @@
   invalid, never raised into OMPL.
 - `make_setup` (a `PlanningSetup`: refuses PRM with several goal states, which would
   deadlock), `set_goals`, `solution_path`, `validators`, `PLANNERS`, `make_planner`;
-  `solve(ss, seconds)`: `ss.solve(seconds)` without the ~1 ms OMPL's timer thread adds.
+  `solve(ss, seconds)`: `ss.solve(seconds)` without the ~1 ms OMPL's timer thread adds,
+  true for an exact solution only (a `SolveStatus`; OMPL's is true for approximate ones).
 - `guarded(fn)`: your own validity callback, logging and reporting invalid instead of
   raising into OMPL.
 
@@ -24,6 +25,8 @@ docs/ompl.md has the details: which planners lose what to the binding's missing
 from .setup import (
     PLANNERS,
     PlanningSetup,
+    SolveStatus,
+    check_free,
     check_planner_goals,
     make_planner,
     make_setup,
@@ -48,7 +51,9 @@ __all__ = [
     "CollisionValidityChecker",
     "Guarded",
     "PlanningSetup",
+    "SolveStatus",
     "StateCodec",
+    "check_free",
     "check_planner_goals",
     "guarded",
     "make_planner",

@@ -22,6 +22,8 @@ from .validators import CollisionMotionValidator, CollisionValidityChecker
 __all__ = [
     "PLANNERS",
     "PlanningSetup",
+    "SolveStatus",
+    "check_free",
     "check_planner_goals",
     "make_planner",
     "make_setup",
@@ -131,17 +133,43 @@ def validators(ss) -> tuple[CollisionValidityChecker, CollisionMotionValidator]:
     return svc, mv
 
 
-def _state(si, codec: StateCodec, q, name: str, robot):
-    q = robot.validate_q(q, name, check_limits=True)
+def _state(si, codec: StateCodec, q, name: str, checker, check: bool):
+    """A new state of q, checked: within the joint limits, and with `check` free (else a
+    ValueError saying what it touches)."""
+    q = checker.robot.validate_q(q, name, check_limits=True)
+    if check:
+        check_free(checker, q, name)
     s = new_state(si)
     codec.write(q, s)
     return s
 
 
-def set_goals(ss, goal, threshold: float = 1e-6) -> None:
+def check_free(checker, q, name: str = "q") -> None:
+    """ValueError naming what configuration q touches (the robot's links and the obstacles'
+    names or the self-collision partners: `CollisionChecker.contacts`) when it is not
+    free. A planner given a colliding start or goal searches until its time runs out, or
+    returns an approximate path that stops short of the goal."""
+    if checker.is_valid(q):
+        return
+    found = checker.contacts(q)
+    what = "; ".join(
+        f"{c.body} {'touches' if c.distance <= 0 else 'is within padding of'} {c.other}"
+        + ("" if c.distance <= 0 else f" ({1e3 * c.distance:.1f} mm)")
+        for c in found[:4]
+    )
+    more = f" (and {len(found) - 4} more)" if len(found) > 4 else ""
+    pad = f" (padding {checker.padding:g} m)" if checker.padding else ""
+    raise ValueError(
+        f"{name} is in collision{pad}: {what or 'a body within eta of another'}{more}; "
+        "make_setup(..., check_endpoints=False) takes it anyway"
+    )
+
+
+def set_goals(ss, goal, threshold: float = 1e-6, check: bool = True) -> None:
     """Goal configuration(s) of a setup made by `make_setup`: goal (dof,) one state, or (k,
     dof) k goal states (refused for PRM and PRMstar, which deadlock with several goal
-    states and Python validators)."""
+    states and Python validators). With `check`, a goal in collision is a ValueError
+    naming what it touches (`check_free`)."""
     svc, _ = validators(ss)
     si = ss.getSpaceInformation()
     robot = svc.checker.robot
@@ -152,11 +180,11 @@ def set_goals(ss, goal, threshold: float = 1e-6) -> None:
     if len(G) > 1:
         check_planner_goals(ss.getPlanner(), _Several(len(G)))
     if len(G) == 1:
-        ss.setGoalState(_state(si, svc.codec, G[0], "goal", robot), threshold)
+        ss.setGoalState(_state(si, svc.codec, G[0], "goal", svc.checker, check), threshold)
         return
     goals = ob.GoalStates(si)
     for k, g in enumerate(G):
-        goals.addState(_state(si, svc.codec, g, f"goal[{k}]", robot))
+        goals.addState(_state(si, svc.codec, g, f"goal[{k}]", svc.checker, check))
     goals.setThreshold(threshold)
     ss.setGoal(goals)
 
@@ -182,21 +210,25 @@ def make_setup(
     checker: CollisionChecker | None = None,
     goal_threshold: float = 1e-6,
     warm_up: bool = True,
-) -> og.SimpleSetup:
+    check_endpoints: bool = True,
+) -> PlanningSetup:
     """An `og.SimpleSetup` for `robot` among `scene`'s obstacles: the robot's state space
     (`make_state_space`), the plugin's state and motion validators over one
     `CollisionChecker` (built here with `padding`, or the one given), edges checked with
     `method`, `planner` (a name of `PLANNERS` or ``f(si) -> planner``), and the start and
-    goal configuration(s) when given (`set_goals`).
+    goal configuration(s) when given (`set_goals`). With `check_endpoints`, a start or goal
+    in collision is a ValueError naming the links and what they touch (`check_free`).
 
     The validators are reachable again through `validators(ss)`; `solution_path(ss)` reads
     the path as numpy. With `warm_up`, the checker's kernels for `method` are compiled (or
     loaded from numba's cache) here, unless `checker.warm_up` has done it: otherwise the
-    first solve's time limit would go to the compiler (~35 s on a machine's first run,
-    about a second later)."""
+    first solve's time limit would go to the compiler (~10-40 s on a machine's first run,
+    said on stderr; about a second later)."""
     checker = checker or CollisionChecker(robot, scene, padding=padding)
     if checker.robot is not robot:
         raise ValueError("checker was built for another robot")
+    if scene is not None and checker.scene is not scene:
+        raise ValueError("checker was built for another scene")
     if warm_up and method not in checker.warmed:
         checker.warm_up(methods=(method,))
     space = make_state_space(robot)
@@ -210,15 +242,54 @@ def make_setup(
     )
     ss.setPlanner(make_planner(planner, si))
     if start is not None:
-        ss.setStartState(_state(si, codec, start, "start", robot))
+        ss.setStartState(_state(si, codec, start, "start", checker, check_endpoints))
     if goal is not None:
-        set_goals(ss, goal, goal_threshold)
+        set_goals(ss, goal, goal_threshold, check_endpoints)
     return ss
 
 
-def solve(setup, seconds: float):
+class SolveStatus:
+    """What `solve` returns: OMPL's `PlannerStatus` (`status`), true only for an **exact**
+    solution. OMPL's own status is true for an approximate one too (a path that stops
+    short of the goal: with the goal in collision, RRT returns one ending far from it), so
+    ``if ss.solve(1.0):`` accepts it; ``if solve(ss, 1.0):`` does not. `approximate` says
+    when OMPL found only that; `str` and ``==`` (against a PlannerStatus or its
+    StatusType) are OMPL's."""
+
+    __slots__ = ("status",)
+
+    def __init__(self, status):
+        self.status = status
+
+    @property
+    def exact(self) -> bool:
+        return self.status.getStatus() == ob.PlannerStatus.EXACT_SOLUTION
+
+    @property
+    def approximate(self) -> bool:
+        return self.status.getStatus() == ob.PlannerStatus.APPROXIMATE_SOLUTION
+
+    def __bool__(self) -> bool:
+        return self.exact
+
+    def __eq__(self, other):
+        if isinstance(other, SolveStatus):
+            other = other.status
+        return self.status == other
+
+    __hash__ = None
+
+    def __str__(self) -> str:
+        return str(self.status)
+
+    def __repr__(self) -> str:
+        return f"SolveStatus({self.status})"
+
+
+def solve(setup, seconds: float) -> SolveStatus:
     """`setup.solve(seconds)` (an `og.SimpleSetup` or a planner) without OMPL's timer thread;
-    returns OMPL's `PlannerStatus`.
+    returns a `SolveStatus`: true for an exact solution only (OMPL's status is true for an
+    approximate one too).
 
     For a time limit of 1 s or more, OMPL's `Planner::solve(double)` evaluates the limit in
     a thread of its own, which sleeps 1 ms at a time, and joins that thread when the planner
@@ -240,7 +311,7 @@ def solve(setup, seconds: float):
     else:
         pdef = setup.getProblemDefinition()
         check_planner_goals(setup, None if pdef is None else pdef.getGoal())
-    return setup.solve(ob.timedPlannerTerminationCondition(seconds))
+    return SolveStatus(setup.solve(ob.timedPlannerTerminationCondition(seconds)))
 
 
 def solution_path(ss, interpolate: int | None = None) -> np.ndarray:
