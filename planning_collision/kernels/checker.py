@@ -3,11 +3,10 @@ from collision (docs/architecture.md, "Checker").
 
 A *body* is what a certificate bounds: body ``b < n_links`` is collision link
 ``body_link[b]`` against the scene; body ``n_links + j`` is the self-collision pair
-``pairs[j]``. The checker's flat robot (`CheckRobot`) and per-thread buffers
-(`CheckBuffers`) come from `planning_collision.checker`.
+``pairs[j]``. `CheckRobot` and `CheckBuffers` come from `planning_collision.checker`.
 
-How the code is cut into compiled functions matters as much as what it does (a user's
-first call compiles all of it; python -m demos.dev.cold_start measures it):
+How the code is cut into compiled functions matters as much as what it does (a first call
+compiles all of it; python -m demos.dev.cold_start):
 
 - Every compiled function here takes the model's address table ``hm`` (robot and scene)
   and the workspace's ``hw`` (Scratch and buffers) (kernels/handles.py), plus scalars, and
@@ -591,13 +590,9 @@ def state_distances(hm, hw, q, need, out):
 @parallel_kernel
 def state_check_batch(hm, hws, Q, margin, self_collision, out):
     """`state_check` of every row of Q (m, dof) into out (m,) int64. hws (k, rows, 5): k
-    workspace tables; the rows are cut into k contiguous chunks, chunk c checked with
-    workspace c, the chunks spread over numba's threads.
-
-    A workspace belongs to a chunk, not to a thread id: a thread id (`numba.get_thread_id`)
-    is unique only within one parallel region, so two Python threads in this kernel at
-    once, each with its own tables, would still be safe, but one set of tables shared by
-    both, indexed by thread id, would let two regions' thread 0 write one workspace."""
+    workspace tables of the caller's own; the rows are cut into k chunks, chunk c checked
+    with workspace c (not by thread id, which is unique only within one parallel region:
+    two callers' thread 0 would share a workspace), the chunks spread over the threads."""
     m = Q.shape[0]
     k = hws.shape[0]
     for c in numba.prange(k):
