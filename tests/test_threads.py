@@ -221,3 +221,24 @@ def test_an_obstacle_pose_read_from_the_scene_is_read_only():
     assert isinstance(shape, tuple)
     with pytest.raises(ValueError, match="read-only"):
         shape[0][1][0, 3] = 1.0
+
+
+def test_a_thread_that_ends_takes_its_workspaces_with_it_and_leaves_its_counts(panda, rng):
+    """A server that starts a thread per request must not keep a workspace (~1 MB) per
+    thread it ever saw; the counters of the threads that ended stay in `stats`."""
+    import gc
+
+    checker = pc.CollisionChecker(panda, _bookshelf())
+    Q = panda.random_configurations(40, rng)
+
+    def request(q):
+        checker.is_valid(q)
+        checker.is_valid_batch(Q[:4])
+
+    for q in Q:
+        t = threading.Thread(target=request, args=(q,))
+        t.start()
+        t.join()
+    gc.collect()
+    assert len(checker._workspaces) == 0
+    assert checker.stats["states"] == len(Q) * 5

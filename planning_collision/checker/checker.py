@@ -37,6 +37,7 @@ import dataclasses
 import math
 import threading
 import time
+import weakref
 from typing import NamedTuple
 
 import numba
@@ -95,6 +96,13 @@ class Contact(NamedTuple):
     body: str  # a collision link, or a rigid body's links joined by "+"
     other: str  # "obstacle 'name'" (or "obstacle #id"), or the self-collision partner
     distance: float  # m; <= padding (<= 0: touching or overlapping, depth not computed)
+
+
+def _keep_counts(retired: np.ndarray, lock, counts: np.ndarray) -> None:
+    """A dead workspace's counters, added to its checker's retired ones (its finalizer:
+    it holds the two arrays and the lock, not the checker)."""
+    with lock:
+        retired += counts
 
 
 class _Bound:
@@ -167,10 +175,13 @@ class CollisionChecker:
         self._shape = (int(robot.dof),)
         if not robot.pieces:
             raise ValueError(f"robot {robot.name!r} has no collision geometry to check")
-        self._lock = threading.Lock()  # the workspace registry and the retired counts
+        # the live workspaces (weakly: a thread's dies with the thread or the model it was
+        # made for) and the counts of those gone; re-entrant, as a workspace's finalizer
+        # may run inside a locked section when the collector runs there
+        self._lock = threading.RLock()
         self._rebuilding = threading.Lock()  # one rebuild at a time
-        self._workspaces: list[CheckWorkspace] = []
-        self._retired = np.zeros(N_COUNTS, np.int64)  # counts of dropped workspaces
+        self._workspaces: weakref.WeakSet[CheckWorkspace] = weakref.WeakSet()
+        self._retired = np.zeros(N_COUNTS, np.int64)
         self._seconds = 0.0
         self._warmed: set = set()  # edge methods `warm_up` has run
         self._seen = -1
@@ -213,23 +224,9 @@ class CollisionChecker:
             with self._rebuilding:
                 b = self._bound
                 if self._stale(b.model):
-                    b = self._build()
-                    old = self._bound
-                    self._bound = b
-                    self._retire(old)
+                    b = self._bound = self._build()
         self._seen = seen
         return b
-
-    def _retire(self, old: _Bound) -> None:
-        """Keep the counts of a replaced model's workspaces and let them go."""
-        with self._lock:
-            keep = []
-            for w in self._workspaces:
-                if w.model is old.model:
-                    self._retired += w.counts
-                else:
-                    keep.append(w)
-            self._workspaces = keep
 
     def _workspace(self, b: _Bound) -> CheckWorkspace:
         """The calling thread's workspace for b's model (made on first use)."""
@@ -239,9 +236,14 @@ class CollisionChecker:
         return ws
 
     def _new_workspace(self, m: CheckModel) -> CheckWorkspace:
+        """A workspace for model m, registered for `stats`: when it dies (its thread ended,
+        or its model was replaced and no call uses it), its counts move to the retired
+        ones. Nothing else keeps it: a server that starts a thread per request does not
+        keep a workspace per thread it ever saw (each is ~1 MB)."""
         ws = CheckWorkspace(m, self.cache)
         with self._lock:
-            self._workspaces.append(ws)
+            self._workspaces.add(ws)
+        weakref.finalize(ws, _keep_counts, self._retired, self._lock, ws.counts)
         return ws
 
     @property
@@ -524,7 +526,7 @@ class CollisionChecker:
         q0 = lo + 0.25 * (hi - lo)
         q1 = lo + 0.75 * (hi - lo)
         with self._lock:
-            saved = [w.counts.copy() for w in self._workspaces]
+            saved = {w: w.counts.copy() for w in self._workspaces}
             retired = self._retired.copy()
         seconds = self._seconds
         self.is_valid(q0)
@@ -537,8 +539,8 @@ class CollisionChecker:
             self.is_valid_batch(np.stack([q0, q1]))
         self.forget()
         with self._lock:
-            for i, w in enumerate(self._workspaces):
-                w.counts[:] = saved[i] if i < len(saved) else 0
+            for w in list(self._workspaces):
+                w.counts[:] = saved.get(w, 0)
             self._retired[:] = retired
         self._seconds = seconds
         return time.perf_counter() - t0
@@ -557,14 +559,14 @@ class CollisionChecker:
         (wall time of the compiled calls; `is_valid`'s and the edges' are timed inside
         them, by kernels/clock.py, and not at all where it has no clock: Windows)."""
         with self._lock:
-            total = sum((w.counts for w in self._workspaces), self._retired.copy())
+            total = sum((w.counts for w in list(self._workspaces)), self._retired.copy())
         out = {k: int(total[i]) for k, i in _COUNTERS.items()}
         out["seconds"] = self._seconds + int(total[K.KERNEL_NS]) * 1e-9
         return out
 
     def reset_stats(self) -> None:
         with self._lock:
-            for w in self._workspaces:
+            for w in list(self._workspaces):
                 w.counts[:] = 0
             self._retired[:] = 0
         self._seconds = 0.0
@@ -572,7 +574,7 @@ class CollisionChecker:
     def forget(self) -> None:
         """Drop the front lists and endpoint caches of every workspace."""
         with self._lock:
-            for w in self._workspaces:
+            for w in list(self._workspaces):
                 w.forget()
 
     def __repr__(self) -> str:

@@ -167,7 +167,6 @@ class CheckWorkspace:
     one model, and their address table. Never shared between threads."""
 
     def __init__(self, model: CheckModel, cache: bool = True, endpoints: int = ENDPOINTS):
-        self.model = model  # the one it is sized for
         r = model.robot
         n_links = r.link_start.shape[0] - 1
         n_pieces = r.piece_link.shape[0]
