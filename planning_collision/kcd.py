@@ -259,6 +259,60 @@ def compile_object(parts, min_size: float | None) -> ObjectBlock:
     )
 
 
+# Arrays every one-primitive object shares. Blocks are read, never written, and these stay
+# writeable like every array of a flat scene: a read-only array is another numba type, and
+# the scene's compiled queries would compile again for it.
+_ONE_ZERO = np.zeros(1, np.int32)
+_ONE_NEG = np.full(1, -1, np.int32)
+_ONE_ONE = np.ones(1, np.int32)
+_NO_I32 = np.zeros(0, np.int32)
+_NO_POINTS = np.zeros((0, 3))
+_NO_VSOA = np.zeros(0)
+_VSTART = np.zeros(2, np.int32)
+
+
+def one_primitive_objects(shapes, poses: np.ndarray) -> list[ObjectBlock]:
+    """`compile_object` of many objects that are each one bounded convex shape without
+    core points (sphere, box, capsule, cylinder, cone; not Convex, not Halfspace), posed by
+    ``poses (k, 4, 4)`` (validated): the same blocks, made at once (one table, the boxes
+    vectorised) and cut into per-object views. A MotionBenchMaker scene's 10-30 boxes and
+    cylinders: ~15 µs an object instead of ~250."""
+    if not len(shapes):
+        return []
+    prims = convex_block(shapes, poses)
+    tab, lo, hi = prims.tab, prims.lo, prims.hi
+    out = []
+    for k in range(len(shapes)):
+        lo_k, hi_k = lo[k : k + 1], hi[k : k + 1]
+        tab_k = tab._replace(
+            kind=tab.kind[k : k + 1],
+            params=tab.params[k : k + 1],
+            vstart=_VSTART,
+            verts=_NO_POINTS,
+            adjstart=_ONE_ZERO,
+            adj=_NO_I32,
+            aabb=tab.aabb[k : k + 1],
+            brad=tab.brad[k : k + 1],
+            vsoa=_NO_VSOA,
+        )
+        bvh = FlatBVH(lo_k, hi_k, _ONE_NEG, _ONE_NEG, _ONE_ZERO, _ONE_ONE, _ONE_ZERO)
+        out.append(
+            ObjectBlock(
+                Primitives(tab_k, prims.poses[k : k + 1], lo_k, hi_k),
+                _NO_I32,
+                bvh,
+                lo_k,
+                hi_k,
+                _ONE_ZERO,
+                _NO_I32,
+                _ONE_ZERO,
+                _ONE_ZERO,
+                0,
+            )
+        )
+    return out
+
+
 # ---------------------------------------------------------------------------------------
 # all objects
 

@@ -42,10 +42,17 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from .geometry.poses import as_pose
-from .geometry.shapes import Shape
+from .geometry.poses import as_pose, as_poses
+from .geometry.shapes import Box, Capsule, Cone, Cylinder, Shape, Sphere
 from .geometry.validate import finite_scalar, positive_scalar
-from .kcd import OPEN_RATIO, ObjectBlock, compile_object, flatten, object_parts
+from .kcd import (
+    OPEN_RATIO,
+    ObjectBlock,
+    compile_object,
+    flatten,
+    object_parts,
+    one_primitive_objects,
+)
 from .kernels.scene_calls import scene_traverse
 from .kernels.tolerances import WORLD_LIMIT
 from .kernels.traversal import (
@@ -61,6 +68,9 @@ from .stamps import announce, next_stamp
 from .workspace import Workspace, thread_workspace
 
 __all__ = ["Scene", "SceneSnapshot", "Obstacle", "FlatScene"]
+
+# The shapes `add_many` compiles together: one bounded convex primitive without points.
+_ONE_PRIMITIVE = (Sphere, Box, Capsule, Cylinder, Cone)
 
 # Seeds of a traversal that starts at the root (kernels/traversal.py).
 _NO_SEEDS = np.zeros((0, 2), np.int32)
@@ -141,8 +151,7 @@ class Scene:
         """A scene of the obstacle records a reader returns (`planning_collision.io`:
         anything with ``name``, ``shape`` and ``T``), added in order."""
         scene = cls(min_size=min_size)
-        for r in records:
-            scene.add(r.shape, r.T, name=r.name)
+        scene.add_many((r.shape, r.T, r.name) for r in records)
         return scene
 
     @classmethod
@@ -176,24 +185,74 @@ class Scene:
         T : (4, 4) float64, T_world_object (identity when None).
         Raises ValueError/TypeError naming the problem; the scene is then unchanged.
         """
-        where = f"obstacle {name!r}" if name is not None else "obstacle"
-        T = np.eye(4) if T is None else as_pose(T, f"{where} pose T")
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"{where}: name must be a str, got {type(name).__name__}")
-        parts = object_parts(shape, T, where)
-        block = compile_object(parts, self.min_size)
-        _check_world_range(block.prims, where)
-        T.setflags(write=False)
-        if not isinstance(shape, Shape):  # a compound: kept as immutable (shape, T) pairs
-            shape = tuple((p, _frozen_pose(Tp)) for p, Tp in shape)
+        return self._add([(shape, T, name)], lambda k: "obstacle")[0]
+
+    def add_many(self, objects) -> list[int]:
+        """Add ``(shape, T, name)`` obstacles at once (each as `add` takes it); returns
+        their ids. One edit: a query in another thread sees all of them or none. Objects
+        that are one sphere, box, capsule, cylinder or cone are compiled together
+        (kcd.one_primitive_objects; a MotionBenchMaker scene builds several times faster
+        than by `add`). A bad object raises ValueError/TypeError naming it (its name, or
+        ``objects[k]``), and nothing is added."""
+        objects = [tuple(o) for o in objects]
+        for k, o in enumerate(objects):
+            if len(o) != 3:
+                raise ValueError(f"objects[{k}] must be (shape, T, name), got {len(o)} values")
+        return self._add(objects, lambda k: f"objects[{k}]")
+
+    def _add(self, objects: list, label) -> list[int]:
+        """Validate and compile `objects` ((shape, T, name) each; label(k) names an unnamed
+        one in errors), then publish them in one snapshot."""
+        where = []
+        for k, (_, _, name) in enumerate(objects):
+            w = f"obstacle {name!r}" if name is not None else label(k)
+            if name is not None and not isinstance(name, str):
+                raise TypeError(f"{w}: name must be a str, got {type(name).__name__}")
+            where.append(w)
+        poses = _poses([T for _, T, _ in objects], where)
+        blocks = self._compile(objects, poses, where)
+        records = []
+        for (shape, _, name), T in zip(objects, poses, strict=True):
+            T.setflags(write=False)
+            if not isinstance(shape, Shape):  # a compound: kept as immutable (shape, T) pairs
+                shape = tuple((p, _frozen_pose(Tp)) for p, Tp in shape)
+            records.append((name, shape, T))
         with self._edit:
             old = self._snap
-            oid = self._next_id
-            self._next_id += 1
-            self._publish(
-                {**old.objects, oid: Obstacle(oid, name, shape, T)}, {**old.blocks, oid: block}
+            ids = list(range(self._next_id, self._next_id + len(objects)))
+            self._next_id += len(objects)
+            objs, blks = dict(old.objects), dict(old.blocks)
+            for oid, (name, shape, T), block in zip(ids, records, blocks, strict=True):
+                objs[oid] = Obstacle(oid, name, shape, T)
+                blks[oid] = block
+            if ids:
+                self._publish(objs, blks)
+        return ids
+
+    def _compile(self, objects: list, poses: list, where: list) -> list[ObjectBlock]:
+        """Each object's block (kcd), the one-primitive ones at once; each in the world box."""
+        fast = [
+            k
+            for k, (shape, _, _) in enumerate(objects)
+            if self.min_size is None and type(shape) in _ONE_PRIMITIVE
+        ]
+        blocks: dict[int, ObjectBlock] = {}
+        if len(fast) > 1:
+            made = one_primitive_objects(
+                [objects[k][0] for k in fast], np.stack([poses[k] for k in fast])
             )
-        return oid
+            blocks.update(zip(fast, made, strict=True))
+            lo = np.concatenate([b.prims.lo for b in made])
+            hi = np.concatenate([b.prims.hi for b in made])
+            far = np.flatnonzero(((np.abs(lo) > WORLD_LIMIT) | (np.abs(hi) > WORLD_LIMIT)).any(1))
+            if far.size:
+                k = fast[far[0]]
+                _check_world_range(blocks[k].prims, where[k])
+        for k, (shape, _, _) in enumerate(objects):
+            if k not in blocks:
+                blocks[k] = compile_object(object_parts(shape, poses[k], where[k]), self.min_size)
+                _check_world_range(blocks[k].prims, where[k])
+        return [blocks[k] for k in range(len(objects))]
 
     def remove(self, id: int) -> None:
         """Remove the obstacle `id`; KeyError if there is none."""
@@ -391,6 +450,24 @@ class Scene:
         )
         n, sc, _ = self._run(CANDIDATES, box, 1, margin, False, workspace)
         return np.sort(sc.out[:n])
+
+
+def _poses(Ts: list, where: list) -> list:
+    """Each T (4, 4) validated (`as_pose`; None: the identity), all at once when they are
+    all good (one vectorised check), else the first bad one named by `where`."""
+    Ts = [_EYE if T is None else T for T in Ts]
+    if not Ts:
+        return []
+    try:
+        P = as_poses(Ts, "T")
+    except ValueError:
+        for T, w in zip(Ts, where, strict=True):
+            as_pose(T, f"{w} pose T")
+        raise
+    return list(P)
+
+
+_EYE = np.eye(4)
 
 
 def _check_world_range(prims: Primitives, where: str) -> None:

@@ -116,7 +116,7 @@ def as_poses(poses, name: str = "poses[{}]") -> npt.NDArray[np.float64]:
     """``(k, 4, 4)`` rigid transforms, checked at once (as `as_pose` checks one); on failure
     the first bad one is named with as_pose's message, ``name.format(k)``."""
     try:
-        P = np.asarray(poses, dtype=np.float64)
+        P = np.ascontiguousarray(real_array("poses", poses, "4x4 poses"))
         ok = P.ndim == 3 and P.shape[1:] == (4, 4) and bool(np.all(np.isfinite(P)))
     except (TypeError, ValueError):
         ok = False

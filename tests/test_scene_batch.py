@@ -1,0 +1,79 @@
+"""`Scene.add_many` (what `from_records` and the scene readers use) builds exactly the scene
+that `add` builds object by object, one edit instead of many, and refuses a bad object
+without adding any."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import planning_collision as pc
+from planning_collision.testing.sampling import random_pose
+
+
+def _objects(rng, n: int) -> list:
+    makers = [
+        lambda: pc.Sphere(rng.uniform(0.01, 0.3)),
+        lambda: pc.Box(rng.uniform(0.01, 0.6, 3)),
+        lambda: pc.Capsule(rng.uniform(0.01, 0.2), rng.uniform(0.0, 0.5)),
+        lambda: pc.Cylinder(rng.uniform(0.01, 0.2), rng.uniform(0.01, 0.5)),
+        lambda: pc.Cone(rng.uniform(0.01, 0.2), rng.uniform(0.01, 0.5)),
+        lambda: pc.Convex(rng.normal(size=(6, 3)) * 0.1),
+        lambda: pc.PointCloud(rng.normal(size=(5, 3)) * 0.1, 0.02),
+        lambda: [(pc.Sphere(0.05), random_pose(rng, 0.1)), (pc.Box((0.1, 0.1, 0.1)), np.eye(4))],
+    ]
+    out = []
+    for k in range(n):
+        shape = makers[int(rng.integers(len(makers)))]()
+        out.append((shape, random_pose(rng, 1.5), f"o{k}" if k % 3 else None))
+    return out
+
+
+@given(st.integers(0, 2**31), st.integers(1, 25))
+def test_add_many_builds_the_scene_add_builds(seed, n):
+    rng = np.random.default_rng(seed)
+    objects = _objects(rng, n)
+    one, many = pc.Scene(), pc.Scene()
+    for shape, T, name in objects:
+        one.add(shape, T, name=name)
+    v0 = many.version
+    ids = many.add_many(objects)
+    assert ids == one.ids() and many.version > v0
+    for a, b in zip(one, many, strict=True):
+        assert (a.id, a.name) == (b.id, b.name) and np.array_equal(a.T, b.T)
+    fa, fb = one.build(), many.build()
+    for x, y in zip(_arrays(fa), _arrays(fb), strict=True):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+    for _ in range(5):
+        q, T = pc.Box(rng.uniform(0.05, 0.5, 3)), random_pose(rng, 1.5)
+        assert one.collide_object(q, T) == many.collide_object(q, T)
+        da = [(i, r.distance) for i, r in one.distances(q, T)]
+        assert da == [(i, r.distance) for i, r in many.distances(q, T)]
+
+
+def _arrays(flat) -> list:
+    out = []
+    for f in flat:
+        out += _arrays(f) if isinstance(f, tuple) else [f]
+    return out
+
+
+def test_a_bad_object_among_many_is_named_and_nothing_is_added(rng):
+    s = pc.Scene()
+    s.add(pc.Sphere(0.1), None, name="kept")
+    v = s.version
+    far = np.eye(4)
+    far[0, 3] = 9_999.9
+    bad = [
+        ([(pc.Sphere(0.1), None, "a"), (pc.Box((1, 1, 1)), far, "edge of the world")], "edge"),
+        ([(pc.Sphere(0.1), None, "a"), (pc.Sphere(0.1), np.zeros((4, 4)), None)], r"objects\[1\]"),
+        ([(pc.Sphere(0.1), None)], r"objects\[0\] must be \(shape, T, name\)"),
+        ([("not a shape", None, "x")], "obstacle 'x'"),
+    ]
+    for objects, match in bad:
+        with pytest.raises((ValueError, TypeError), match=match):
+            s.add_many(objects)
+    assert s.version == v and [o.name for o in s] == ["kept"]
+    assert s.add_many([]) == [] and s.version == v
