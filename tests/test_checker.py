@@ -316,6 +316,25 @@ def test_an_acm_edit_after_building_is_picked_up(panda, rng):
     assert not checker.is_valid(q)
     robot.allow(a, b, "never")
     assert checker.is_valid(q)
+    # a checker built after the edits shares the robot's part of the last version
+    other = pc.CollisionChecker(robot, shelf())
+    assert other.model.robot is checker.model.robot and other.is_valid(q) == checker.is_valid(q)
+    old = checker.model.robot
+    robot.disallow(a, b)
+    assert not other.is_valid(q) and not checker.is_valid(q)
+    assert other.model.robot is checker.model.robot is not old  # the new version's, shared
+
+
+def test_checkers_of_one_robot_share_what_depends_on_the_robot_alone(panda):
+    """A robot planned in scene after scene pays once for its bodies, self pairs, tables
+    and bounds (checker/model.py RobotPart)."""
+    a = pc.CollisionChecker(panda, pc.Scene())
+    b = pc.CollisionChecker(panda, shelf())
+    a.is_valid(READY)
+    b.is_valid(READY)
+    assert a.model.robot is b.model.robot and a.model.scene is not b.model.scene
+    per_link = pc.CollisionChecker(panda, shelf(), rigid_bodies=False)
+    assert per_link.model.robot is not a.model.robot
 
 
 # ---- bad input ---------------------------------------------------------------------------

@@ -203,16 +203,24 @@ def test_edges_across_wrist_self_collisions_are_never_called_free(panda, checker
 def test_tables_are_read_back_from_the_cache_and_a_damaged_file_is_rebuilt(
     panda, tmp_path, monkeypatch, caplog
 ):
+    import weakref
+
+    from planning_collision.checker import model
+
+    def forget():  # the tables in memory, and the robot parts holding them
+        monkeypatch.setattr(self_tables, "_TABLES", {})
+        monkeypatch.setattr(model, "_PARTS", weakref.WeakKeyDictionary())
+
     monkeypatch.setenv("PLANNING_COLLISION_CACHE", str(tmp_path))
-    monkeypatch.setattr(self_tables, "_TABLES", {})
+    forget()
     first = pc.CollisionChecker(panda, pc.Scene(), rigid_bodies=False).model.robot.pt_lb
     files = sorted(tmp_path.glob("pairtable-*.npz"))
     assert len(files) == 5
-    monkeypatch.setattr(self_tables, "_TABLES", {})
+    forget()
     again = pc.CollisionChecker(panda, pc.Scene(), rigid_bodies=False).model.robot.pt_lb
     np.testing.assert_array_equal(first, again)
     files[0].write_bytes(b"not a table")
-    monkeypatch.setattr(self_tables, "_TABLES", {})
+    forget()
     with caplog.at_level(logging.WARNING):
         rebuilt = pc.CollisionChecker(panda, pc.Scene(), rigid_bodies=False).model.robot.pt_lb
     assert "unreadable self-pair table" in caplog.text

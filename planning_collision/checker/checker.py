@@ -52,11 +52,12 @@ from ..kernels.tolerances import DEFAULT_ETA
 from ..kernels.traversal import BV_TESTS, PAIR_TESTS
 from ..results import EdgeResult
 from ..stamps import LATEST
-from .model import QUEUE, CheckModel, CheckWorkspace, build_model
+from .model import QUEUE, CheckModel, CheckWorkspace, build_model, has_robot_part
 
 _F64 = np.dtype(np.float64)
 _state_check = K.state_check
 _SEALED: set = set()  # the kernels `_seal` has sealed in this process
+_WARMED: set = set()  # the edge methods `warm_up` has run in this process
 _ENTRY = E.ENTRY_POINTS
 FREE, BAD_Q = K.FREE, K.BAD_Q
 
@@ -183,26 +184,25 @@ class CollisionChecker:
         self._workspaces: weakref.WeakSet[CheckWorkspace] = weakref.WeakSet()
         self._retired = np.zeros(N_COUNTS, np.int64)
         self._seconds = 0.0
-        self._warmed: set = set()  # edge methods `warm_up` has run
         self._seen = -1
-        self._bound = self._build(tables=False)
+        # the self-pair tables' first build compiles a distance kernel, which belongs to
+        # the first call's compile: unless another checker of this robot built them, they
+        # are left for the first call (`_build`)
+        self._bound = self._build(tables=has_robot_part(robot, *self._part_options()))
         extent = np.where(robot.continuous, math.pi, robot.upper - robot.lower)
         self._extent = float(np.linalg.norm(extent))
 
     # ---------------------------------------------------------------- model and workspaces
+    def _part_options(self) -> tuple:
+        return self.self_collision, self.self_tables, self.rigid_bodies
+
     def _build(self, tables: bool = True) -> _Bound:
         """The model of the robot and scene as they are now, with no workspaces yet.
         Without `tables` (at construction) the self-pair tables are left for the first call
-        (`_current`): their first build compiles a distance kernel, which belongs to the
-        first call's compile."""
-        m = build_model(
-            self.robot,
-            self.scene.snapshot(),
-            self.self_collision,
-            tables and self.self_tables,
-            self.rigid_bodies,
-        )
-        if self.self_tables and not tables:
+        (`_current` then builds the model again, with them)."""
+        sc, st, rigid = self._part_options()
+        m = build_model(self.robot, self.scene.snapshot(), sc, tables and st, rigid)
+        if st and not tables:
             m = dataclasses.replace(m, robot_version=-1)  # `_current` rebuilds it, with them
         return _Bound(m)
 
@@ -534,7 +534,7 @@ class CollisionChecker:
         for method in methods:
             self.check_edge(q0, q1, method)
             self.edge_free(q0, q1, method)
-        self._warmed.update(methods)
+        _WARMED.update(methods)
         if batch:
             self.is_valid_batch(np.stack([q0, q1]))
         self.forget()
@@ -547,8 +547,9 @@ class CollisionChecker:
 
     @property
     def warmed(self) -> frozenset:
-        """The edge methods `warm_up` has compiled (or loaded) kernels for."""
-        return frozenset(self._warmed)
+        """The edge methods whose kernels a `warm_up` has compiled (or loaded) in this
+        process (they serve every checker: `make_setup` warms up only what is missing)."""
+        return frozenset(_WARMED)
 
     # ---------------------------------------------------------------- stats
     @property

@@ -9,6 +9,8 @@ link body is a rigid body (robot/rigid.py): links joined by fixed or held joints
 from __future__ import annotations
 
 import dataclasses
+import threading
+import weakref
 
 import numpy as np
 
@@ -85,16 +87,51 @@ def _posed_links(model, links):
     return model._replace(**{f: getattr(model, f)[: last + 1] for f in per_link})
 
 
-def build_model(
-    robot, scene, self_collision: bool, tables: bool = True, rigid: bool = True
-) -> CheckModel:
-    """The flat model of `robot` in `scene` (a Scene or one of its snapshots; checking the
-    ACM's pairs when self_collision; with their clearance tables, checker/self_tables.py,
-    unless `tables` is False; one body per rigid body when `rigid`, else per collision
-    link). The versions are read before what they stamp: a model built while an edit lands
-    carries the older version, and the checker builds it again."""
-    snap = scene.snapshot() if isinstance(scene, Scene) else scene
-    robot_version = robot.version
+@dataclasses.dataclass(frozen=True, eq=False)
+class RobotPart:
+    """What a checker's model holds of the robot alone, the same for every scene: built
+    once per robot (its ACM version and the checker's options) and shared by every
+    checker of that robot (`robot_part`). table: the address rows of `robot`; keep: the
+    arrays they point into."""
+
+    robot: CheckRobot
+    table: np.ndarray
+    keep: tuple
+    body_names: tuple
+    n_links: int
+    version: int
+
+
+_PARTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_PARTS_LOCK = threading.Lock()
+
+
+def robot_part(robot, self_collision: bool, tables: bool = True, rigid: bool = True):
+    """The `RobotPart` of `robot` for these options, built on first use and then shared
+    (a robot in many scenes pays for it once: rigid bodies, self pairs and their tables,
+    motion-bound rows, bounding capsules and hulls, address rows). The robot's version is
+    read before what it stamps: a part built while the ACM is edited carries the older
+    version, and the checker builds it again."""
+    key = (robot.version, bool(self_collision), bool(tables), bool(rigid))
+    with _PARTS_LOCK:
+        part = _PARTS.get(robot, {}).get(key)
+    if part is None:
+        part = _build_robot_part(robot, key[0], *key[1:])
+        with _PARTS_LOCK:
+            parts = {k: p for k, p in _PARTS.get(robot, {}).items() if k[0] == key[0]}
+            parts[key] = part  # parts of an older ACM version are dropped
+            _PARTS[robot] = parts
+    return part
+
+
+def has_robot_part(robot, self_collision: bool, tables: bool, rigid: bool) -> bool:
+    """Whether `robot_part` has these options' part of the robot as it is now."""
+    key = (robot.version, bool(self_collision), bool(tables), bool(rigid))
+    with _PARTS_LOCK:
+        return key in _PARTS.get(robot, {})
+
+
+def _build_robot_part(robot, version: int, self_collision: bool, tables: bool, rigid: bool):
     robot = rigid_bodies(robot) if rigid else robot
     c = robot.collision
     links = np.asarray(robot.collision_links, np.int32)
@@ -124,19 +161,40 @@ def build_model(
         *_local_bounds(robot, links, pairs),
         *(pair_tables(robot, pairs, links.size, pair_distances) if tables else no_tables(pairs)),
     )
-    flat = snap.flat()
-    row_list = rows(check_robot) + rows(flat)
+    row_list = rows(check_robot)
     name = robot.body_name
     body_names = tuple(name(i) for i in links) + tuple(f"{name(a)}|{name(b)}" for a, b in pairs)
-    return CheckModel(
+    return RobotPart(
         check_robot,
-        flat,
         array_table(row_list),
+        tuple(a for a, _ in row_list),
         body_names,
         int(links.size),
-        robot_version,
+        version,
+    )
+
+
+def build_model(
+    robot, scene, self_collision: bool, tables: bool = True, rigid: bool = True
+) -> CheckModel:
+    """The flat model of `robot` in `scene` (a Scene or one of its snapshots; checking the
+    ACM's pairs when self_collision; with their clearance tables, checker/self_tables.py,
+    unless `tables` is False; one body per rigid body when `rigid`, else per collision
+    link): the robot's shared `RobotPart` and the scene's flat form, and their address
+    table."""
+    snap = scene.snapshot() if isinstance(scene, Scene) else scene
+    part = robot_part(robot, self_collision, tables, rigid)
+    flat = snap.flat()
+    scene_rows = rows(flat)
+    return CheckModel(
+        part.robot,
+        flat,
+        np.concatenate([part.table, array_table(scene_rows)]),
+        part.body_names,
+        part.n_links,
+        part.version,
         snap.version,
-        tuple(a for a, _ in row_list),
+        part.keep + tuple(a for a, _ in scene_rows),
         snap.slot_ids(),
         {i: o.name for i, o in snap.objects.items()},
     )
@@ -198,8 +256,9 @@ class CheckWorkspace:
             np.zeros((n_pieces, 2), np.int32),
             np.zeros(max(int(endpoints), 1), np.int64),
             np.full((max(int(endpoints), 1), dof), np.nan),
-            np.zeros((max(int(endpoints), 1), nb)),
-            np.zeros((max(int(endpoints), 1), nb), np.int32),
+            # read only where ec_key and ec_q match, after a store: no need to zero them
+            np.empty((max(int(endpoints), 1), nb)),
+            np.empty((max(int(endpoints), 1), nb), np.int32),
             np.zeros((QUEUE, 2), np.int32),
             np.zeros((2, dof)),
             np.zeros((nb, 2)),
