@@ -398,18 +398,28 @@ def test_make_setup_validates_its_arguments(shelf):
 
 def test_make_setup_warms_the_checker_up_for_its_method_once(shelf):
     """A first solve's time limit must not go to the compiler: make_setup compiles (or
-    loads) the method's kernels unless the checker was warmed up for it."""
+    loads) the method's kernels unless a warm-up in this process did (they serve every
+    checker)."""
+    from planning_collision.checker import checker as C
+
     robot, scene, start, goal, _ = shelf
-    checker = pc.CollisionChecker(robot, scene)
-    assert checker.warmed == frozenset()
-    make_setup(robot, scene, start, goal, method="ca", checker=checker)
-    assert checker.warmed == {"ca"}
-    checker.reset_stats()
-    make_setup(robot, scene, start, goal, method="ca", checker=checker)  # already warm
-    make_setup(robot, scene, start, goal, method="discrete", checker=checker, warm_up=False)
-    # no warm-up ran (it checks edges); each setup checked its start and goal
-    assert checker.warmed == {"ca"} and checker.stats["edges"] == 0
-    assert checker.stats["states"] == 4
+    saved = set(C._WARMED)
+    C._WARMED.clear()  # as in a fresh process
+    try:
+        checker = pc.CollisionChecker(robot, scene)
+        assert checker.warmed == frozenset()
+        make_setup(robot, scene, start, goal, method="ca", checker=checker)
+        assert checker.warmed == {"ca"}
+        other = pc.CollisionChecker(robot, scene)
+        assert other.warmed == {"ca"}  # the process's kernels, not the checker's
+        other.reset_stats()
+        make_setup(robot, scene, start, goal, method="ca", checker=other)  # already warm
+        make_setup(robot, scene, start, goal, method="discrete", checker=other, warm_up=False)
+        # no warm-up ran (it checks edges); each setup checked its start and goal
+        assert other.warmed == {"ca"} and other.stats["edges"] == 0
+        assert other.stats["states"] == 4
+    finally:
+        C._WARMED.update(saved)
 
 
 # ---------------------------------------------------------------------------- benchmark
@@ -450,3 +460,21 @@ def test_ompl_benchmark_runs_with_the_plugin_and_its_log_goes_to_sqlite(
         sorted(name for name, _ in rows) == ["geometric_RRTConnect"] * 2 + ["geometric_RRTstar"] * 2
     )
     assert all(solved == 1 for name, solved in rows if name == "geometric_RRTConnect")
+
+
+def test_make_setup_gives_named_planners_the_range_that_suits_certified_edges(shelf):
+    from plugins.ompl import RANGE_FRACTION
+
+    robot, scene, start, goal, checker = shelf
+    extent = make_state_space(robot).getMaximumExtent()
+    ss = make_setup(robot, scene, start, goal, checker=checker)
+    assert ss.getPlanner().getRange() == pytest.approx(RANGE_FRACTION * extent)
+    ss = make_setup(robot, scene, start, goal, checker=checker, planner_range=0.5)
+    assert ss.getPlanner().getRange() == 0.5
+    ss = make_setup(robot, scene, start, goal, checker=checker, planner_range=0)
+    ss.setup()  # OMPL's own default, set when it sets up
+    assert ss.getPlanner().getRange() == pytest.approx(0.2 * extent)
+    ss = make_setup(robot, scene, start, goal, checker=checker, planner=og.RRTConnect)
+    assert ss.getPlanner().getRange() == 0.0  # a factory's planner is used as it comes
+    with pytest.raises(ValueError, match="planner_range"):
+        make_setup(robot, scene, start, goal, checker=checker, planner_range=-1.0)

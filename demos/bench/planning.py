@@ -144,7 +144,7 @@ def _fcl_setup(robot, fcl_robot, planner: str):
 
     svc = FclValidity(si)
     ss.setStateValidityChecker(svc)
-    ss.setPlanner(make_planner(planner, si))
+    ss.setPlanner(make_planner(planner, si, planner_range=0))  # OMPL's own range, as users have it
     return ss, codec, svc
 
 

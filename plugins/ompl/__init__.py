@@ -24,6 +24,7 @@ docs/ompl.md has the details: which planners lose what to the binding's missing
 
 from .setup import (
     PLANNERS,
+    RANGE_FRACTION,
     PlanningSetup,
     SolveStatus,
     check_free,
@@ -47,6 +48,7 @@ from .validators import (
 __all__ = [
     "METHODS",
     "PLANNERS",
+    "RANGE_FRACTION",
     "CollisionMotionValidator",
     "CollisionValidityChecker",
     "Guarded",

@@ -1,0 +1,163 @@
+"""Certified planning against VAMP, end to end: obstacles in, path out, side by side.
+
+For the first ``--n`` problems of each MotionBenchMaker Panda set, ``--repeats`` times,
+interleaved problem by problem (the order of the two alternates between repeats):
+
+- **ours**: `Scene.from_records` of the problem's obstacles, a `CollisionChecker` (self
+  collision on), `make_setup` (RRTConnect with the plugin's default settings for the robot,
+  certified edges by "dichotomy") and `solve` with a ``--time`` limit;
+- **VAMP** (demos/bench/baselines/vamp_runner.py): its environment of the same obstacles,
+  then its RRTConnect with its benchmark settings (sampled edges, sphere model).
+
+Times are wall times from Python (medians over repeats, per problem); the ratio per problem
+is ours / VAMP, and the table gives its median per set and overall. Every returned path is
+re-checked on the exact link meshes with python-fcl (demos.bench.planning.recheck: states no
+farther apart than ``--recheck-step``), and the colliding ones counted. The first calls
+(compile, or numba's cache) are made before any timing and not counted.
+
+    python -m demos.bench.vamp                      # 4 sets x 10 problems x 3 repeats, ~2 min
+    python -m demos.bench.vamp --sets cage --n 30 --repeats 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from planning_collision.io import MBM_SETS, load_mbm, mbm_path
+
+
+def ours(robot, problem, seconds: float, planner_range: float | None) -> dict:
+    """Obstacles in, path out, with this project: times (s) of the parts, solved, path."""
+    import planning_collision as pc
+    from plugins.ompl import make_setup, solution_path, solve
+
+    t0 = time.perf_counter()
+    scene = pc.Scene.from_records(problem.obstacles)
+    checker = pc.CollisionChecker(robot, scene)
+    ss = make_setup(robot, scene, problem.start, problem.goals[0], checker=checker)
+    if planner_range is not None:
+        ss.getPlanner().setRange(planner_range)
+    t1 = time.perf_counter()
+    status = solve(ss, seconds)
+    Q = solution_path(ss) if status else None
+    t2 = time.perf_counter()
+    return {"setup": t1 - t0, "solve": t2 - t1, "total": t2 - t0, "solved": bool(status), "path": Q}
+
+
+def _collides(fcl_robot, robot, problem, Q, step: float) -> bool:
+    from demos.bench.planning import recheck
+
+    ends = np.allclose(Q[0], problem.start, atol=1e-6) and np.allclose(
+        Q[-1], problem.goals[0], atol=1e-3
+    )
+    return (not ends) or recheck(fcl_robot, robot, Q, step)
+
+
+def run_set(name: str, args, vamp_panda) -> dict:
+    import planning_collision as pc
+    import robots
+    from planning_collision.testing.fcl_robot import FclRobot
+
+    pset = load_mbm(str(mbm_path(name)))
+    problems = [p for p in pset.problems if p.valid][: args.n]
+    robot = robots.load("panda", fixed_joints=problems[0].fixed_joints)
+    # first calls before the clock: compile or load the kernels, the robot's shared part
+    ours(robot, problems[0], args.time, args.range)
+    vamp_panda.solve(problems[0], name)
+    rows = []
+    for k, p in enumerate(problems):
+        runs = {"ours": [], "vamp": []}
+        for r in range(args.repeats):
+            order = ("ours", "vamp") if (k + r) % 2 == 0 else ("vamp", "ours")
+            for who in order:
+                if who == "ours":
+                    runs[who].append(ours(robot, p, args.time, args.range))
+                else:
+                    runs[who].append(vamp_panda.solve(p, name))
+        fcl_robot = FclRobot(robot, pc.Scene.from_records(p.obstacles))
+        row = {"problem": p.name}
+        for who, rs in runs.items():
+            row[who] = {
+                key: float(np.median([x[key] for x in rs])) for key in ("setup", "solve", "total")
+            }
+            row[who]["solved"] = sum(x["solved"] for x in rs)
+            row[who]["colliding"] = sum(
+                _collides(fcl_robot, robot, p, x["path"], args.recheck_step)
+                for x in rs
+                if x["solved"]
+            )
+        rows.append(row)
+    return {"set": name, "rows": rows}
+
+
+def _table(results: list, repeats: int) -> str:
+    lines = [
+        "| set | solved ours / VAMP | end to end, ours ms | end to end, VAMP ms | "
+        "ours / VAMP (median of per-problem ratios) | ours: set-up / solve ms | "
+        "VAMP: set-up / solve ms | colliding paths ours / VAMP |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    every = []
+    for res in results + [{"set": "all", "rows": [r for x in results for r in x["rows"]]}]:
+        rows = res["rows"]
+        if not rows:
+            continue
+        o = {k: [r["ours"][k] * 1e3 for r in rows] for k in ("setup", "solve", "total")}
+        v = {k: [r["vamp"][k] * 1e3 for r in rows] for k in ("setup", "solve", "total")}
+        ratio = [r["ours"]["total"] / r["vamp"]["total"] for r in rows]
+        if res["set"] != "all":
+            every.append(float(np.median(ratio)))
+        runs = len(rows) * repeats
+        so = sum(r["ours"]["solved"] for r in rows)
+        sv = sum(r["vamp"]["solved"] for r in rows)
+        co = sum(r["ours"]["colliding"] for r in rows)
+        cv = sum(r["vamp"]["colliding"] for r in rows)
+        lines.append(
+            f"| {res['set']} | {so}/{runs} / {sv}/{runs} | {np.median(o['total']):.2f} | "
+            f"{np.median(v['total']):.2f} | {np.median(ratio):.2f}x | "
+            f"{np.median(o['setup']):.2f} / {np.median(o['solve']):.2f} | "
+            f"{np.median(v['setup']):.2f} / {np.median(v['solve']):.2f} | {co} / {cv} |"
+        )
+    if every:
+        lines.append(f"\nworst set: {max(every):.2f}x")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--sets", nargs="+", default=list(MBM_SETS), choices=MBM_SETS)
+    p.add_argument("--n", type=int, default=10, help="problems per set (default 10)")
+    p.add_argument("--repeats", type=int, default=3, help="runs per problem (default 3)")
+    p.add_argument("--time", type=float, default=1.0, help="our solve's limit, s (default 1)")
+    p.add_argument("--range", type=float, default=None, help="RRTConnect range (default ours)")
+    p.add_argument("--recheck-step", type=float, default=0.005, help="m (default 0.005)")
+    p.add_argument("--out", type=Path, default=None, help="write the rows as JSON here")
+    args = p.parse_args(argv)
+    from ompl import util as ou
+
+    from demos.bench.baselines import vamp_runner
+
+    if not vamp_runner.available():
+        print("VAMP is not installed in this environment (vamp_runner's doc says how)")
+        return 1
+    ou.setLogLevel(ou.LOG_NONE)
+    ou.RNG.setSeed(1)
+    vp = vamp_runner.VampPanda()
+    t0 = time.perf_counter()
+    results = [run_set(s, args, vp) for s in args.sets]
+    print(_table(results, args.repeats))
+    print(f"({time.perf_counter() - t0:.0f} s; {args.n} problems per set, {args.repeats} repeats)")
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
