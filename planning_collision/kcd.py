@@ -34,7 +34,15 @@ from .kernels.bvh import (
     wide_tree,
 )
 from .kernels.traversal import FlatScene
-from .primitives import Primitives, concat_primitives, convex_block, detail_filter, posed_block
+from .primitives import (
+    Primitives,
+    concat_primitives,
+    convex_block,
+    convex_block_from_table,
+    detail_filter,
+    posed_block,
+    primitive_table,
+)
 
 __all__ = [
     "FANOUT",
@@ -279,7 +287,7 @@ def one_primitive_objects(shapes, poses: np.ndarray) -> list[ObjectBlock]:
     cylinders: ~15 µs an object instead of ~250."""
     if not len(shapes):
         return []
-    prims = convex_block(shapes, poses)
+    prims = convex_block_from_table(primitive_table(shapes), poses)
     tab, lo, hi = prims.tab, prims.lo, prims.hi
     out = []
     for k in range(len(shapes)):

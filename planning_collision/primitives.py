@@ -21,7 +21,17 @@ import numpy.typing as npt
 from .geometry.clouds import PointCloud, VoxelGrid
 from .geometry.pack import shape_table
 from .geometry.poses import as_pose
-from .geometry.shapes import ConvexShape, Halfspace, Mesh, Shape
+from .geometry.shapes import (
+    Box,
+    Capsule,
+    Cone,
+    ConvexShape,
+    Cylinder,
+    Halfspace,
+    Mesh,
+    Shape,
+    Sphere,
+)
 from .geometry.validate import positive_scalar
 from .kernels import layout as L
 from .kernels.bvh import shape_world_aabb
@@ -91,6 +101,52 @@ def _pointless_table(kind, params, aabb, brad) -> L.ShapeTable:
         aabb,
         brad,
     )
+
+
+def primitive_table(shapes) -> L.ShapeTable:
+    """`shape_table` of spheres, boxes, capsules, cylinders and cones (no core points), the
+    rows computed by kind at once: the same table, ~1 µs a shape instead of ~20. Any other
+    shape: TypeError."""
+    n = len(shapes)
+    kind = np.empty(n, np.int32)
+    a = np.zeros((n, 3))  # per kind: (r, 0, 0) | (r, h, 0) | half extents | (r, h, 0)
+    for i, s in enumerate(shapes):
+        t = type(s)
+        if t is Box:
+            kind[i] = L.BOX
+            a[i] = s.extents
+        elif t is Sphere:
+            kind[i] = L.SPHERE
+            a[i, 0] = s.radius
+        elif t is Capsule:
+            kind[i], a[i, 0], a[i, 1] = L.CAPSULE, s.radius, s.length
+        elif t is Cylinder or t is Cone:
+            kind[i] = L.CYLINDER if t is Cylinder else L.CONE
+            a[i, 0], a[i, 1] = s.radius, s.length
+        else:
+            raise TypeError(f"primitive_table takes one-primitive shapes, got {t.__name__}")
+    params = np.zeros((n, L.N_PARAMS))
+    aabb = np.empty((n, 6))
+    brad = np.empty(n)
+    r, h = a[:, 0], 0.5 * a[:, 1]
+    box, sph, cap = kind == L.BOX, kind == L.SPHERE, kind == L.CAPSULE
+    axial = (kind == L.CYLINDER) | (kind == L.CONE)
+    he = 0.5 * a[box]
+    params[box, 1:4] = he
+    aabb[box] = np.concatenate([-he, he], axis=1)
+    brad[box] = [np.linalg.norm(x) for x in he]  # as Box.table_row, to the last bit
+    params[sph, 0] = r[sph]
+    aabb[sph] = np.outer(r[sph], [-1, -1, -1, 1, 1, 1])
+    brad[sph] = r[sph]
+    params[cap, 0], params[cap, 1] = r[cap], h[cap]
+    rc, hc = r[cap], h[cap]
+    aabb[cap] = np.stack([-rc, -rc, -hc - rc, rc, rc, hc + rc], axis=1)
+    brad[cap] = hc + rc
+    params[axial, 1], params[axial, 2] = r[axial], h[axial]
+    ra, ha = r[axial], h[axial]
+    aabb[axial] = np.stack([-ra, -ra, -ha, ra, ra, ha], axis=1)
+    brad[axial] = np.hypot(ra, ha)
+    return _pointless_table(kind, params, aabb, brad)
 
 
 def _translations(R, t, centres) -> np.ndarray:

@@ -77,3 +77,19 @@ def test_a_bad_object_among_many_is_named_and_nothing_is_added(rng):
             s.add_many(objects)
     assert s.version == v and [o.name for o in s] == ["kept"]
     assert s.add_many([]) == [] and s.version == v
+
+
+def test_the_one_primitive_table_is_the_table_the_shapes_pack(rng):
+    from planning_collision.geometry.pack import shape_table
+    from planning_collision.primitives import primitive_table
+
+    shapes = [
+        o[0]
+        for o in _objects(rng, 60)
+        if type(o[0]) in (pc.Sphere, pc.Box, pc.Capsule, pc.Cylinder, pc.Cone)
+    ]
+    assert len({type(s) for s in shapes}) == 5
+    for a, b in zip(shape_table(shapes), primitive_table(shapes), strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    with pytest.raises(TypeError, match="one-primitive shapes, got Convex"):
+        primitive_table([pc.Convex(np.zeros((1, 3)))])
