@@ -80,7 +80,11 @@ def main(argv=None) -> int:
     exact.warm_up(methods=("dichotomy",))
     _frame(scene, cid, surface_points(records, args.points, rng), args)  # cloud kernels
     print(f"warm-up (compile or load, first build) {time.perf_counter() - t0:.1f} s")
-    ss = make_setup(robot, scene, start, goal, planner="RRTConnect", checker=checker)
+    try:
+        ss = make_setup(robot, scene, start, goal, planner="RRTConnect", checker=checker)
+    except ValueError as e:  # the start or the goal within the cloud's balls
+        print(f"cannot plan: {e}")
+        return 1
     rows = []
     for k in range(args.frames):
         pts = surface_points(records, args.points, rng)  # the sensor: not timed

@@ -16,9 +16,12 @@
 **Objects.** ``add(shape, T, name)`` takes any shape (convex shapes, ``Halfspace``, ``Mesh``,
 ``PointCloud``, ``VoxelGrid``) or a *compound*: a list of ``(shape, T_object_part)`` pairs
 posed together by ``T`` (a MoveIt collision object with several shapes). Each object is
-compiled when it is added (kcd.py: KCD grouping), so a bad object raises there and leaves
-the scene unchanged. ``add``/``remove`` never regroup other objects: the next query only
-redoes the top tree over all objects and the concatenation into the flat form (a few ms).
+compiled when it is added (kcd.py: KCD grouping; a cloud or voxel grid by cloud_blocks.py,
+in milliseconds), so a bad object raises there and leaves the scene unchanged.
+``replace(id, shape, T)`` and ``update_cloud(id, points)`` swap one object for a new one
+under the same id in one edit (a sensor's next frame: docs/clouds.md). Edits never regroup
+other objects: the next query only redoes the top tree over all objects and the
+concatenation into the flat form (a few ms).
 
 A scene is a model: queries write nothing in it. Their scratch memory is a `Workspace`
 (workspace.py) that the caller passes, or the calling thread's own.
@@ -196,11 +199,12 @@ class Scene:
         if name is not None and not isinstance(name, str):
             raise TypeError(f"{where}: name must be a str, got {type(name).__name__}")
         parts = object_parts(shape, T, where)
-        if is_cloud(parts):
+        if is_cloud(parts):  # its tree's root box holds every point's box
             block = compile_cloud(parts[0][0], parts[0][1], self.min_size)
+            _check_world_range(block.bvh.lo[:1], block.bvh.hi[:1], where)
         else:
             block = compile_object(parts, self.min_size)
-        _check_world_range(block.prims, where)
+            _check_world_range(block.prims.lo, block.prims.hi, where)
         T.setflags(write=False)
         if not isinstance(shape, Shape):  # a compound: kept as immutable (shape, T) pairs
             shape = tuple((p, _frozen_pose(Tp)) for p, Tp in shape)
@@ -439,11 +443,11 @@ class Scene:
         return np.sort(sc.out[:n])
 
 
-def _check_world_range(prims: Primitives, where: str) -> None:
-    """ValueError unless every bounded primitive of an object lies in the world box
-    [-WORLD_LIMIT, WORLD_LIMIT]^3 (kernels/tolerances.py; a halfspace is unbounded by
-    nature, its pose and offset are checked where they are made)."""
-    lo, hi = prims.lo, prims.hi
+def _check_world_range(lo, hi, where: str) -> None:
+    """ValueError unless every bounded box (lo, hi) (n, 3) of an object (its primitives'
+    boxes, or a box holding them all) lies in the world box [-WORLD_LIMIT, WORLD_LIMIT]^3
+    (kernels/tolerances.py; a halfspace is unbounded by nature, its pose and offset are
+    checked where they are made)."""
     bounded = np.isfinite(lo).all(axis=1) & np.isfinite(hi).all(axis=1)
     far = bounded & ((np.abs(lo) > WORLD_LIMIT) | (np.abs(hi) > WORLD_LIMIT)).any(axis=1)
     if far.any():

@@ -263,3 +263,40 @@ def test_oriented_box_bounds_never_exceed_the_true_distance(seed, size, spread):
     for margin in (0.0, 0.05):
         if obb_apart(box_lo, box_hi, 0, ob, margin):
             assert d > margin
+
+
+def test_no_edge_certified_free_in_a_cloud_scene_collides_under_a_dense_check():
+    """The Panda among a surface cloud of a shelf (its boards' surfaces, 20,000 points):
+    every edge `dichotomy` or `ca` calls free is free at 1,000 states checked in the same
+    balls built by the general KCD path (a compound of spheres: other trees, other
+    grouping); edges from an RRT and edges placed across the cloud."""
+    import robots
+    from planning_collision.testing.edges import dense_first_collision, rrt_edges
+    from planning_collision.testing.surface import surface_points
+
+    panda = robots.load(
+        "panda", fixed_joints={"panda_finger_joint1": 0.04, "panda_finger_joint2": 0.04}
+    )
+    rng = np.random.default_rng(11)
+    shelf = pc.Scene()
+    for k, z in enumerate((0.3, 0.6)):
+        shelf.add(pc.Box((0.3, 0.8, 0.02)), _T(t=(0.6, 0.0, z)), f"board {k}")
+    shelf.add(pc.Box((0.3, 0.02, 0.6)), _T(t=(0.6, 0.4, 0.3)), "side")
+    pts = surface_points(shelf.records(), 20_000, rng)
+    cloud = pc.Scene()
+    cloud.add(pc.PointCloud(pts, 0.004))
+    general = pc.Scene()
+    general.add([(pc.Sphere(0.004), _T(t=p)) for p in pts])
+    checker = pc.CollisionChecker(panda, cloud)
+    oracle = pc.CollisionChecker(panda, general, self_tables=False)
+    edges = rrt_edges(checker, rng, 60)
+    # from valid states to states near the boards: motions that cross or graze the cloud
+    near = [q for q in panda.random_configurations(400, rng) if checker.clearance(q) < 0.05]
+    starts = [a for a, _ in edges]
+    edges += [(starts[k % len(starts)], q) for k, q in enumerate(near[:60])]
+    for method in ("dichotomy", "ca"):
+        res = [checker.check_edge(a, b, method=method) for a, b in edges]
+        free = [k for k, r in enumerate(res) if r.valid]
+        bad = [k for k in free if dense_first_collision(oracle, *edges[k], 1000)[0] is not None]
+        assert bad == [], method
+        assert len(free) >= 10 and len(free) < len(edges)  # both answers occur
