@@ -122,15 +122,17 @@ event.register("numba:compile", _Notice())
 
 def warm_up(robot=None, methods=("dichotomy", "ca", "discrete")) -> float:
     """Compile (or load from numba's cache) every kernel a planner and a user's scene
-    queries call, in the calling process: the pair queries, the scene's queries, and a
-    checker's state check, batch, clearance, link distances and edges by each of `methods`
-    (the kernels do not depend on the robot: any robot warms them for all; default, a
-    two-link arm built here). Returns the seconds it took (~1 s when the cache is warm;
-    the first run on a machine compiles for a minute or two, said on stderr)."""
+    queries call, in the calling process: the pair queries, the scene's queries and its
+    point-cloud builder, and a checker's state check, batch, clearance, link distances and
+    edges by each of `methods` (the kernels do not depend on the robot: any robot warms
+    them for all; default, a two-link arm built here). Returns the seconds it took (~1 s
+    when the cache is warm; the first run on a machine compiles for a minute or two, said
+    on stderr)."""
     import numpy as np
 
     from . import geometry as g
     from .checker import CollisionChecker
+    from .geometry.clouds import PointCloud
     from .queries import collide, distance, penetration
     from .robot import Robot
     from .scene import Scene
@@ -144,6 +146,7 @@ def warm_up(robot=None, methods=("dichotomy", "ca", "discrete")) -> float:
     penetration(a, np.eye(4), b, T)
     scene = Scene()
     scene.add(a, T, name="box")
+    scene.add(PointCloud(np.full((2, 3), 2.0), 0.01), name="cloud")  # the cloud builder
     scene.in_collision(b, np.eye(4))
     scene.min_distance(b, np.eye(4))
     scene.distances(b, np.eye(4))

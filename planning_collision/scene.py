@@ -16,9 +16,12 @@
 **Objects.** ``add(shape, T, name)`` takes any shape (convex shapes, ``Halfspace``, ``Mesh``,
 ``PointCloud``, ``VoxelGrid``) or a *compound*: a list of ``(shape, T_object_part)`` pairs
 posed together by ``T`` (a MoveIt collision object with several shapes). Each object is
-compiled when it is added (kcd.py: KCD grouping), so a bad object raises there and leaves
-the scene unchanged. ``add``/``remove`` never regroup other objects: the next query only
-redoes the top tree over all objects and the concatenation into the flat form (a few ms).
+compiled when it is added (kcd.py: KCD grouping; a cloud or voxel grid by cloud_blocks.py,
+in milliseconds), so a bad object raises there and leaves the scene unchanged.
+``replace(id, shape, T)`` and ``update_cloud(id, points)`` swap one object for a new one
+under the same id in one edit (a sensor's next frame: docs/clouds.md). Edits never regroup
+other objects: the next query only redoes the top tree over all objects and the
+concatenation into the flat form (a few ms).
 
 A scene is a model: queries write nothing in it. Their scratch memory is a `Workspace`
 (workspace.py) that the caller passes, or the calling thread's own.
@@ -42,6 +45,8 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from .cloud_blocks import compile_cloud, is_cloud
+from .geometry.clouds import PointCloud
 from .geometry.poses import as_pose, as_poses
 from .geometry.shapes import Box, Capsule, Cone, Cylinder, Shape, Sphere
 from .geometry.validate import finite_scalar, positive_scalar
@@ -211,12 +216,9 @@ class Scene:
             where.append(w)
         poses = _poses([T for _, T, _ in objects], where)
         blocks = self._compile(objects, poses, where)
-        records = []
-        for (shape, _, name), T in zip(objects, poses, strict=True):
-            T.setflags(write=False)
-            if not isinstance(shape, Shape):  # a compound: kept as immutable (shape, T) pairs
-                shape = tuple((p, _frozen_pose(Tp)) for p, Tp in shape)
-            records.append((name, shape, T))
+        records = [
+            (name, *_kept(shape, T)) for (shape, _, name), T in zip(objects, poses, strict=True)
+        ]
         with self._edit:
             old = self._snap
             ids = list(range(self._next_id, self._next_id + len(objects)))
@@ -247,12 +249,63 @@ class Scene:
             far = np.flatnonzero(((np.abs(lo) > WORLD_LIMIT) | (np.abs(hi) > WORLD_LIMIT)).any(1))
             if far.size:
                 k = fast[far[0]]
-                _check_world_range(blocks[k].prims, where[k])
+                _check_world_range(blocks[k].prims.lo, blocks[k].prims.hi, where[k])
         for k, (shape, _, _) in enumerate(objects):
-            if k not in blocks:
-                blocks[k] = compile_object(object_parts(shape, poses[k], where[k]), self.min_size)
-                _check_world_range(blocks[k].prims, where[k])
+            if k in blocks:
+                continue
+            parts = object_parts(shape, poses[k], where[k])
+            if is_cloud(parts):  # its tree's root box holds every point's box
+                b = blocks[k] = compile_cloud(parts[0][0], parts[0][1], self.min_size)
+                _check_world_range(b.bvh.lo[:1], b.bvh.hi[:1], where[k])
+            else:
+                b = blocks[k] = compile_object(parts, self.min_size)
+                _check_world_range(b.prims.lo, b.prims.hi, where[k])
         return [blocks[k] for k in range(len(objects))]
+
+    def _compiled(self, shape, T, name):
+        """(shape as kept, T read-only, ObjectBlock) of one object, validated (`_add`'s
+        checks, for `replace`)."""
+        where = [f"obstacle {name!r}" if name is not None else "obstacle"]
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"{where[0]}: name must be a str, got {type(name).__name__}")
+        poses = _poses([T], where)
+        block = self._compile([(shape, T, name)], poses, where)[0]
+        return (*_kept(shape, poses[0]), block)
+
+    def replace(self, id: int, shape, T=None, name: str | None = None) -> None:
+        """Replace obstacle `id` by `shape` posed by ``T (4, 4)`` (identity when None), in
+        one edit that keeps its id (and its name when `name` is None): a sensor's new
+        frame. Only this object is compiled again (a 10^5-point cloud: tens of ms); a
+        query running meanwhile answers for the scene before or after the edit. KeyError
+        when there is no such obstacle; ValueError/TypeError for a bad shape (the scene is
+        then unchanged)."""
+        self._check_id(id, self._snap)
+        keep = self._snap.objects.get(int(id))
+        name = keep.name if name is None and keep is not None else name
+        shape, T, block = self._compiled(shape, T, name)
+        with self._edit:
+            old = self._snap
+            self._check_id(id, old)  # removed meanwhile
+            i = int(id)
+            objects = {
+                k: (Obstacle(i, name, shape, T) if k == i else o) for k, o in old.objects.items()
+            }
+            blocks = {k: (block if k == i else b) for k, b in old.blocks.items()}
+            self._publish(objects, blocks)
+
+    def update_cloud(self, id: int, points, T=None) -> None:
+        """New points for the point cloud `id` (a sensor's next frame), keeping its radius
+        and name: ``points (n, 3)`` float64 in the cloud's frame, posed by ``T (4, 4)``
+        (the cloud's pose so far when None). See `replace`. TypeError when obstacle `id`
+        is not a PointCloud."""
+        self._check_id(id, self._snap)
+        old = self._snap.objects[int(id)]
+        if not isinstance(old.shape, PointCloud):
+            raise TypeError(
+                f"obstacle {self.name_of(id)!r} is a {type(old.shape).__name__}, not a "
+                f"PointCloud: update_cloud replaces a point cloud's points (use replace)"
+            )
+        self.replace(id, PointCloud(points, old.shape.radius), old.T if T is None else T)
 
     def remove(self, id: int) -> None:
         """Remove the obstacle `id`; KeyError if there is none."""
@@ -470,11 +523,20 @@ def _poses(Ts: list, where: list) -> list:
 _EYE = np.eye(4)
 
 
-def _check_world_range(prims: Primitives, where: str) -> None:
-    """ValueError unless every bounded primitive of an object lies in the world box
-    [-WORLD_LIMIT, WORLD_LIMIT]^3 (kernels/tolerances.py; a halfspace is unbounded by
-    nature, its pose and offset are checked where they are made)."""
-    lo, hi = prims.lo, prims.hi
+def _kept(shape, T) -> tuple:
+    """(shape, T) as the scene keeps them: T read-only, a compound as a tuple of (shape,
+    read-only pose) pairs (`Scene.get` hands them out)."""
+    T.setflags(write=False)
+    if not isinstance(shape, Shape):
+        shape = tuple((p, _frozen_pose(Tp)) for p, Tp in shape)
+    return shape, T
+
+
+def _check_world_range(lo, hi, where: str) -> None:
+    """ValueError unless every bounded box (lo, hi) (n, 3) of an object (its primitives'
+    boxes, or a box holding them all) lies in the world box [-WORLD_LIMIT, WORLD_LIMIT]^3
+    (kernels/tolerances.py; a halfspace is unbounded by nature, its pose and offset are
+    checked where they are made)."""
     bounded = np.isfinite(lo).all(axis=1) & np.isfinite(hi).all(axis=1)
     far = bounded & ((np.abs(lo) > WORLD_LIMIT) | (np.abs(hi) > WORLD_LIMIT)).any(axis=1)
     if far.any():

@@ -27,6 +27,7 @@ LAYERS = {
     "primitives": 3,
     "bvh": 3,
     "kcd": 4,
+    "cloud_blocks": 4.5,  # clouds and voxel grids as object blocks (beside kcd, for the scene)
     "scene": 5,
     "queries": 5,
     "robot": 6,

@@ -28,6 +28,15 @@ from demos import viewing
         ("demos.dev.model_containment", ["--robots", "free_flyer", "--samples", "500"]),
         ("demos.plan_shelf", ["--runs", "2", "--time", "2"]),  # the README's first command
         ("demos.dev.prm_memory", ["--seconds", "2", "--every", "1"]),
+        (
+            "demos.plan_cloud",
+            ["--points", "20000", "--frames", "2", "--spacing", "0.006", "--radius", "0.004"],
+        ),
+        (
+            "demos.bench.clouds",
+            ["--sizes", "5000", "--repeats", "1", "--sets", "box", "--edges", "20", "--n", "1"]
+            + ["--densities", "20000"],
+        ),
     ],
 )
 def test_demo_runs_and_returns_zero(name, argv, capsys):

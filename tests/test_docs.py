@@ -68,3 +68,17 @@ def test_the_ompl_benchmark_snippet_runs_and_its_log_reaches_the_database(tmp_pa
     assert got == [("geometric_PRM", 2), ("geometric_RRTConnect", 2)]
     assert con.execute("select runcount from experiments").fetchall() == [(2,)]
     assert re.search(r"solved", " ".join(c[1] for c in con.execute("pragma table_info(runs)")))
+
+
+def test_the_clouds_doc_examples_run_as_written(tmp_path):
+    """docs/clouds.md: the array, depth-image and thinning examples, one after the other, in
+    a fresh interpreter."""
+    doc = ROOT / "docs" / "clouds.md"
+    code = "\n".join(
+        _block(doc, h) for h in ("## A cloud from an array", "## A depth image", "## Thinning")
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split()[:2] == ["True", "True"], r.stdout

@@ -478,3 +478,5 @@ def test_make_setup_gives_named_planners_the_range_that_suits_certified_edges(sh
     assert ss.getPlanner().getRange() == 0.0  # a factory's planner is used as it comes
     with pytest.raises(ValueError, match="planner_range"):
         make_setup(robot, scene, start, goal, checker=checker, planner_range=-1.0)
+    ss = make_setup(robot, scene, start, goal, checker=checker, planner="RRT")
+    assert ss.getPlanner().getRange() == 0.0  # the single-tree planners keep OMPL's

@@ -577,7 +577,8 @@ def test_nearest_only_kernels_write_one_row_and_the_batch_leaves_best_clean(rng)
     bound=st.one_of(st.floats(-1.0, 2.0), st.just(np.inf)),
 )
 def test_squared_prune_test_equals_the_lower_bound_test(s, b, qr, bound):
-    from planning_collision.kernels.traversal import _lower_bound, _pruned
+    from planning_collision.kernels.boxes import lower_bound as _lower_bound
+    from planning_collision.kernels.boxes import pruned as _pruned
 
     lb = _lower_bound(s, b, qr)
     # away from a tie the squared test decides as the bound does; at a tie (within

@@ -42,6 +42,17 @@ from numba import literally, types
 from numba.extending import overload
 
 from ._jit import hot_kernel
+from .boxes import (
+    lower_bound,
+    obb_apart,
+    obb_sqgap,
+    pruned,
+    query_obb,
+    rows_gaps,
+    rows_overlap,
+    rows_sqdist,
+    sq_pruned,
+)
 from .gjk import V_IN, V_OUT, V_SET
 from .pair import APART, CORES_WITHIN, overlap_within, pair_distance, pair_separation
 
@@ -159,85 +170,6 @@ def _child_entry(kt_cgroup, kt_child, e, tested):
     if g >= 0:
         return (BV_TESTED if tested else BV), g
     return (KT_TESTED if tested else KT), kt_child[e]
-
-
-# Hot loops index 2-D arrays by row through these helpers instead of slicing rows out (a
-# slice is a new array view, and reading a namedtuple field a reference-count round trip:
-# the kernels unpack the scene once and pass arrays and row numbers).
-
-
-@hot_kernel
-def _rows_overlap(lo, hi, n, qlo, qhi, i, margin):
-    """aabb_overlap of box n of (lo, hi) and box i of (qlo, qhi)."""
-    for k in range(3):
-        if lo[n, k] - qhi[i, k] > margin or qlo[i, k] - hi[n, k] > margin:
-            return False
-    return True
-
-
-@hot_kernel
-def _rows_gaps(lo, hi, n, qlo, qhi, i, qc0, qc1, qc2):
-    """Squared gaps between box n of (lo, hi) and the query, which lies in box i of (qlo,
-    qhi) and in a ball centred at qc: (box-box, box-centre). `_pruned` and `_lower_bound`
-    turn them into a test and a bound; squares spare two square roots per box tested."""
-    s = 0.0
-    b = 0.0
-    for k in range(3):
-        g = lo[n, k] - qhi[i, k]
-        g2 = qlo[i, k] - hi[n, k]
-        if g2 > g:
-            g = g2
-        if g > 0.0:
-            s += g * g
-        c = qc0 if k == 0 else (qc1 if k == 1 else qc2)
-        h = lo[n, k] - c
-        h2 = c - hi[n, k]
-        if h2 > h:
-            h = h2
-        if h > 0.0:
-            b += h * h
-    return s, b
-
-
-@hot_kernel
-def _lower_bound(s, b, qr):
-    """Lower bound on the signed distance between anything in the box and the query from
-    the squared gaps of `_rows_gaps` and the query ball's radius qr: the larger of the
-    box-box gap and the ball-box gap when positive; -inf when both are <= 0 (an overlap can
-    be arbitrarily deep). The ball bound is the tighter one for a long query (a capsule
-    link) whose world box is loose."""
-    lb = -math.inf
-    if s > 0.0:
-        lb = math.sqrt(s)
-    if b > qr * qr:
-        sb = math.sqrt(b) - qr
-        if sb > lb:
-            lb = sb
-    return lb
-
-
-@hot_kernel
-def _pruned(s, b, qr, bound):
-    """``_lower_bound(s, b, qr) > bound``, without square roots. (The leaves' ball-ball
-    test passes s = 0: with a negative bound it then prunes only balls apart, which is
-    weaker than the bound allows but still conservative.)"""
-    if bound < 0.0:
-        return s > 0.0 or b > qr * qr
-    t = bound + qr
-    return s > bound * bound or b > t * t
-
-
-@hot_kernel
-def _rows_sqdist(lo, hi, n, qlo, qhi, i):
-    s = 0.0
-    for k in range(3):
-        g = lo[n, k] - qhi[i, k]
-        g2 = qlo[i, k] - hi[n, k]
-        if g2 > g:
-            g = g2
-        if g > 0.0:
-            s += g * g
-    return s
 
 
 @hot_kernel
@@ -422,6 +354,12 @@ def traverse_body(
         qc1 = qposes[i, 1, 3]
         qc2 = qposes[i, 2, 3]
         qr = qtab.brad[i]
+        # COLLIDE and DISTANCE also prune group-BVH nodes and primitives by the query's
+        # oriented box (kernels/boxes.py; a cloud's small nodes near a slanted link). Not
+        # KCD nodes: over primitive scenes it pruned little there and cost 3-5 % of a state
+        # check. LEAVES and CANDIDATES list by boxes only (a front list must hold every leaf
+        # the query's box may reach as the piece moves within it)
+        ob = query_obb(qtab.aabb, qposes, i, collide or distance)
         s0 = ranges[i, 0] if per_query else 0
         s1 = ranges[i, 1] if per_query else seeds.shape[0]
         if s1 == s0:
@@ -452,10 +390,10 @@ def traverse_body(
                 if tree == KT:
                     nbv += 1
                     if distance:
-                        gs, gb = _rows_gaps(kt_lo, kt_hi, nd, qlo, qhi, i, qc0, qc1, qc2)
-                        if _pruned(gs, gb, qr, b):
+                        gs, gb = rows_gaps(kt_lo, kt_hi, nd, qlo, qhi, i, qc0, qc1, qc2)
+                        if pruned(gs, gb, qr, b):
                             continue
-                    elif not _rows_overlap(kt_lo, kt_hi, nd, qlo, qhi, i, bound):
+                    elif not rows_overlap(kt_lo, kt_hi, nd, qlo, qhi, i, bound):
                         continue
                 g = kt_group[nd]
                 if g >= 0:
@@ -471,7 +409,7 @@ def traverse_body(
                 if not distance:
                     # the children's boxes lie side by side: test them all here, push the hits
                     for e in range(e0, e1):
-                        if not _rows_overlap(kt_clo, kt_chi, e, qlo, qhi, i, bound):
+                        if not rows_overlap(kt_clo, kt_chi, e, qlo, qhi, i, bound):
                             continue
                         stack[sp, 0], stack[sp, 1] = _child_entry(kt_cgroup, kt_child, e, _YES)
                         sp += 1
@@ -482,10 +420,10 @@ def traverse_body(
                 # tmp (free between pair calls; FANOUT and WIDTH in kcd.py fit in it).
                 s0 = sp
                 for e in range(e0, e1):
-                    gs, gb = _rows_gaps(kt_clo, kt_chi, e, qlo, qhi, i, qc0, qc1, qc2)
-                    if _pruned(gs, gb, qr, b):
+                    gs, gb = rows_gaps(kt_clo, kt_chi, e, qlo, qhi, i, qc0, qc1, qc2)
+                    if pruned(gs, gb, qr, b):
                         continue
-                    lb = _lower_bound(gs, gb, qr)
+                    lb = lower_bound(gs, gb, qr)
                     j = sp
                     if sp - s0 < tmp.shape[0]:
                         while j > s0 and tmp[j - 1 - s0] < lb:
@@ -510,10 +448,12 @@ def traverse_body(
             if tree == BV:
                 nbv += 1
                 if distance:
-                    gs, gb = _rows_gaps(blo, bhi, nd, qlo, qhi, i, qc0, qc1, qc2)
-                    if _pruned(gs, gb, qr, b):
+                    gs, gb = rows_gaps(blo, bhi, nd, qlo, qhi, i, qc0, qc1, qc2)
+                    if pruned(gs, gb, qr, b) or sq_pruned(obb_sqgap(blo, bhi, nd, ob), b):
                         continue
-                elif not _rows_overlap(blo, bhi, nd, qlo, qhi, i, bound):
+                elif not rows_overlap(blo, bhi, nd, qlo, qhi, i, bound):
+                    continue
+                elif collide and obb_apart(blo, bhi, nd, ob, bound):
                     continue
             cnt = count[nd]
             if cnt > 0 and mode == LEAVES:
@@ -527,10 +467,10 @@ def traverse_body(
                 r = right[nd]
                 # distance: the nearer child on top, so it is popped first (tighter bounds
                 # sooner); collide: the left one
-                if distance and _rows_sqdist(blo, bhi, r, qlo, qhi, i) < _rows_sqdist(
-                    blo, bhi, l, qlo, qhi, i
-                ):
-                    l, r = r, l
+                if distance:
+                    sr = max(rows_sqdist(blo, bhi, r, qlo, qhi, i), obb_sqgap(blo, bhi, r, ob))
+                    if sr < max(rows_sqdist(blo, bhi, l, qlo, qhi, i), obb_sqgap(blo, bhi, l, ob)):
+                        l, r = r, l
                 stack[sp, 0] = BV
                 stack[sp, 1] = r
                 stack[sp + 1, 0] = BV
@@ -544,7 +484,9 @@ def traverse_body(
                     # a one-primitive leaf's box is the primitive's box: tested already
                     if cnt > 1:
                         nbv += 1
-                        if not _rows_overlap(plo, phi, p, qlo, qhi, i, bound):
+                        if not rows_overlap(plo, phi, p, qlo, qhi, i, bound):
+                            continue
+                        if collide and obb_apart(plo, phi, p, ob, bound):
                             continue
                     if not collide:
                         out[n] = p
@@ -569,14 +511,14 @@ def traverse_body(
                     b = best[o, 0]
                 if cnt > 1:
                     nbv += 1
-                    gs, gb = _rows_gaps(plo, phi, p, qlo, qhi, i, qc0, qc1, qc2)
-                    if _pruned(gs, gb, qr, b):
+                    gs, gb = rows_gaps(plo, phi, p, qlo, qhi, i, qc0, qc1, qc2)
+                    if pruned(gs, gb, qr, b) or sq_pruned(obb_sqgap(plo, phi, p, ob), b):
                         continue
                 # ball-ball: the primitive lies within brad[p] of its pose origin
                 dx = poses[p, 0, 3] - qc0
                 dy = poses[p, 1, 3] - qc1
                 dz = poses[p, 2, 3] - qc2
-                if _pruned(0.0, dx * dx + dy * dy + dz * dz, qr + brad[p], b):
+                if pruned(0.0, dx * dx + dy * dy + dz * dz, qr + brad[p], b):
                     continue
                 npair += 1
                 slot = warm_start(warm, ws, i, p)
