@@ -86,8 +86,8 @@ class Obstacle(NamedTuple):
 
     id: int
     name: str | None
-    shape: object  # a Shape, or a list of (Shape, T_object_part) pairs
-    T: npt.NDArray[np.float64]
+    shape: object  # a Shape, or a tuple of (Shape, T_object_part) pairs (poses read-only)
+    T: npt.NDArray[np.float64]  # read-only
 
 
 class SceneSnapshot:
@@ -132,6 +132,11 @@ class SceneSnapshot:
     def __len__(self) -> int:
         return len(self.objects)
 
+    def __reduce__(self):
+        # pickled without its lock and flat form (rebuilt on use); unpickled with a new
+        # version: stamps are unique within a process, not across processes
+        return (_unpickle_snapshot, (dict(self.objects), dict(self.blocks), self._open_ratio))
+
 
 class Scene:
     """Static obstacles with KCD grouping and shape-vs-scene queries (module doc).
@@ -149,6 +154,15 @@ class Scene:
         self._edit = threading.Lock()  # serialises edits; queries never take it
         self._next_id = 0
         self._snap = SceneSnapshot({}, {}, next_stamp(), self.open_ratio)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["_edit"]  # a lock does not pickle: a new one on the other side
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._edit = threading.Lock()
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -530,6 +544,10 @@ def _kept(shape, T) -> tuple:
     if not isinstance(shape, Shape):
         shape = tuple((p, _frozen_pose(Tp)) for p, Tp in shape)
     return shape, T
+
+
+def _unpickle_snapshot(objects: dict, blocks: dict, open_ratio) -> SceneSnapshot:
+    return SceneSnapshot(objects, blocks, next_stamp(), open_ratio)
 
 
 def _check_world_range(lo, hi, where: str) -> None:

@@ -242,3 +242,19 @@ def test_a_thread_that_ends_takes_its_workspaces_with_it_and_leaves_its_counts(p
     gc.collect()
     assert len(checker._workspaces) == 0
     assert checker.stats["states"] == len(Q) * 5
+
+
+def test_a_scene_pickles_for_worker_processes_and_keeps_its_answers(rng):
+    import pickle
+
+    s = _bookshelf()
+    s.build()
+    t = pickle.loads(pickle.dumps(s))
+    assert [o.name for o in t] == [o.name for o in s] and t.version != s.version
+    probe = pc.Sphere(0.1)
+    for _ in range(20):
+        T = np.eye(4)
+        T[:3, 3] = rng.uniform(-1.0, 1.0, 3)
+        assert t.collide_object(probe, T) == s.collide_object(probe, T)
+    t.add(pc.Sphere(0.1), None, name="after")  # its lock came back
+    assert len(t) == len(s) + 1
