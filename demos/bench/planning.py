@@ -17,6 +17,14 @@ Validators (``--validators``):
 - ``mplib``: MPlib's own RRTConnect (in its own environment, ``MPLIB_PYTHON``:
   demos/bench/baselines/mplib_runner.py), the planner Python users install today; the
   MotionBenchMaker sets only. The planner list does not apply to it.
+- ``vamp``: VAMP's RRTConnect with its benchmark settings (SIMD sphere models, edges checked
+  at sampled states; demos/bench/baselines/vamp_runner.py), when VAMP is installed; the
+  MotionBenchMaker sets only. The planner list does not apply to it.
+
+Each row has the solve time and, for ours and VAMP, the end-to-end time: obstacles in, path
+out (ours: `Scene.from_records` of the problem's obstacles, a `CollisionChecker`,
+`make_setup` and the solve; VAMP: its environment and its solve). `demos.bench.vamp` runs the
+two interleaved, problem by problem, for a closer ratio.
 
 Each run solves one problem with a time limit. Every path a run returns is then re-checked
 on the exact link meshes by python-fcl, independently of the checker under test, at states
@@ -177,7 +185,19 @@ def _plan(task, bset, query, robot, scene, checker, fcl_robot):
     from plugins.ompl import solve
 
     v = task["validator"]
-    row = {"planner": task["planner"] if v != "mplib" else "MPlib-RRTConnect"}
+    row = {
+        "planner": {"mplib": "MPlib-RRTConnect", "vamp": "VAMP-RRTConnect"}.get(v, task["planner"])
+    }
+    if v == "vamp":
+        from demos.bench.baselines.vamp_runner import VampPanda
+
+        if "vamp" not in _CACHE:
+            _CACHE["vamp"] = VampPanda()
+        p = SimpleNamespace(start=query.start, goals=[query.goal], obstacles=query.obstacles)
+        r = _CACHE["vamp"].solve(p, bset.name)
+        row.update(solved=r["solved"], time=r["solve"], end_to_end=r["total"])
+        row["status"] = "Exact solution" if r["solved"] else "Timeout"
+        return row, r["path"]
     if v == "mplib":
         from demos.bench.baselines.mplib_runner import MPlibPanda
 
@@ -197,8 +217,13 @@ def _plan(task, bset, query, robot, scene, checker, fcl_robot):
         _set_start_goal(ss, codec, query)
         mv = None
     else:
+        import planning_collision as pc
         from plugins.ompl import make_setup, validators
 
+        t_setup = time.perf_counter()  # end to end: obstacles in (a scene of its own)
+        if query.obstacles is not None:
+            scene = pc.Scene.from_records(query.obstacles)
+            checker = pc.CollisionChecker(robot, scene)
         ss = make_setup(
             robot,
             scene,
@@ -210,9 +235,12 @@ def _plan(task, bset, query, robot, scene, checker, fcl_robot):
         )
         svc, mv = validators(ss)
         codec = svc.codec
+        t_setup = time.perf_counter() - t_setup
     t0 = time.perf_counter()
     status = solve(ss, task["time_limit"])  # no OMPL timer thread (plugins.ompl.solve)
     row["time"] = time.perf_counter() - t0
+    if mv is not None:
+        row["end_to_end"] = t_setup + row["time"]
     row["solved"] = bool(status) and ss.haveExactSolutionPath()
     row["status"] = str(status)
     row["state_checks"] = svc.calls
@@ -281,10 +309,11 @@ def set_options(args, bset) -> tuple[list, list, float]:
     problem file's, else RRTConnect, dichotomy and fcl, 1 s."""
     planners = args.planners or bset.planners or ["RRTConnect"]
     validators = args.validators or bset.validators or ["dichotomy", "fcl"]
-    if "mplib" in validators and not bset.mbm:
-        raise ValueError(
-            f"set {bset.name!r}: the mplib baseline plans the MotionBenchMaker Panda sets only"
-        )
+    for peer in ("mplib", "vamp"):
+        if peer in validators and not bset.mbm:
+            raise ValueError(
+                f"set {bset.name!r}: the {peer} baseline plans the MotionBenchMaker Panda sets only"
+            )
     return list(planners), list(validators), float(args.time or bset.time or 1.0)
 
 
@@ -308,7 +337,7 @@ def make_tasks(args, sets) -> list[dict]:
                 print(f"skipped {q.name}: start or goal outside the joint limits")
                 continue
             for v in validators:
-                for planner in planners if v != "mplib" else ["RRTConnect"]:
+                for planner in planners if v not in ("mplib", "vamp") else ["RRTConnect"]:
                     for r in range(args.repeats):
                         tasks.append(
                             {
@@ -432,6 +461,14 @@ def _check_mplib(p, args, sets) -> None:
             )
 
 
+def _check_vamp(p, args, sets) -> None:
+    if any("vamp" in set_options(args, b)[1] for _, b in sets):
+        from demos.bench.baselines import vamp_runner
+
+        if not vamp_runner.available():
+            p.error("--validators vamp: VAMP is not installed here (vamp_runner's doc says how)")
+
+
 def write_results(out: Path, rows, sets, args, seconds: float) -> str:
     """runs.jsonl, one OMPL log per set, the database over all logs, summary.md and the
     plot; returns the summary table."""
@@ -479,6 +516,7 @@ def main(argv=None) -> int:
     except (ValueError, FileNotFoundError) as e:
         p.error(str(e))
     _check_mplib(p, args, sets)
+    _check_vamp(p, args, sets)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(

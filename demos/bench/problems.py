@@ -41,7 +41,7 @@ _ROBOT_KEYS = ("name", "urdf", "srdf", "fixed_joints", "active_joints", "joint_l
 _ROBOT_KEYS += ("package_dirs",)
 _PROBLEM_KEYS = ("name", "start", "goal")
 # the benchmark's validators (demos/bench/planning.py says what each is)
-VALIDATORS = ("dichotomy", "ca", "discrete", "fcl", "mplib")
+VALIDATORS = ("dichotomy", "ca", "discrete", "fcl", "mplib", "vamp")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -117,9 +117,9 @@ def build_database(db: Path, logs) -> str:
 def summarize(rows, sets) -> str:
     """The summary table (markdown): per set (in `sets` order) and validator."""
     lines = [
-        "| set | planner [validator] | solved | median time (ms) | paths colliding on the meshes "
-        "| median state checks | µs per motion check | errors |",
-        "|---|---|---|---|---|---|---|---|",
+        "| set | planner [validator] | solved | median time (ms) | end to end (ms) "
+        "| paths colliding on the meshes | median state checks | µs per motion check | errors |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for s in [*sets, "all"] if len(sets) > 1 else sets:
         in_set = [r for r in rows if s == "all" or r["set"] == s]
@@ -127,6 +127,8 @@ def summarize(rows, sets) -> str:
             rr = [r for r in in_set if label(r) == lab]
             ok = [r for r in rr if r.get("solved")]
             t = np.median([r["time"] for r in ok]) * 1e3 if ok else float("nan")
+            e2e = [r["end_to_end"] for r in ok if "end_to_end" in r]
+            e2e = f"{np.median(e2e) * 1e3:.1f}" if e2e else "-"  # ours and VAMP measure it
             bad = sum(1 for r in ok if r.get("collides"))
             counted = [r["state_checks"] for r in rr if "state_checks" in r]
             checks = f"{np.median(counted):.0f}" if counted else "-"  # MPlib counts none
@@ -136,7 +138,7 @@ def summarize(rows, sets) -> str:
             n_mot = sum(r["valid_motions"] + r["invalid_motions"] for r in timed)
             us = f"{sum(r['edge_seconds'] for r in timed) / n_mot * 1e6:.1f}" if n_mot else "-"
             lines.append(
-                f"| {s} | {lab} | {len(ok)}/{len(rr)} | {t:.1f} | {bad} of {len(ok)} "
+                f"| {s} | {lab} | {len(ok)}/{len(rr)} | {t:.1f} | {e2e} | {bad} of {len(ok)} "
                 f"| {checks} | {us} | {errs} |"
             )
     return "\n".join(lines + [""] + ratios(rows) + time_split(rows))
@@ -163,20 +165,23 @@ def time_split(rows) -> list[str]:
 
 def ratios(rows) -> list[str]:
     """Per problem (set, index, repeat), the median over the problems both solve of one
-    planner's time over another's: each other label against each of ours."""
-    times: dict = {}
-    for r in rows:
-        if r.get("solved"):
-            times.setdefault(label(r), {})[(r["set"], r["index"], r["repeat"])] = r["time"]
-    ours = [k for k in sorted(times) if k.endswith(tuple(f"[{v}]" for v in OURS))]
+    planner's time over another's: each other label against each of ours, on the solve
+    time and, where both measured it, on the end-to-end time."""
     out = []
-    for a in ours:
-        for b in sorted(times):
-            both = sorted(set(times[a]) & set(times[b])) if b != a and b not in ours else []
-            if both:
-                x = np.median([times[b][k] / times[a][k] for k in both])
-                out.append(f"{a} is {x:.1f}x faster than {b} (median per-problem ratio, "
-                           f"{len(both)} problems both solve)")  # fmt: skip
+    for key, what in (("time", ""), ("end_to_end", " end to end")):
+        times: dict = {}
+        for r in rows:
+            if r.get("solved") and key in r:
+                times.setdefault(label(r), {})[(r["set"], r["index"], r["repeat"])] = r[key]
+        ours = [k for k in sorted(times) if k.endswith(tuple(f"[{v}]" for v in OURS))]
+        for a in ours:
+            for b in sorted(times):
+                both = sorted(set(times[a]) & set(times[b])) if b != a and b not in ours else []
+                if both:
+                    x = float(np.median([times[b][k] / times[a][k] for k in both]))
+                    rel = f"{x:.1f}x faster than" if x >= 1 else f"{1 / x:.1f}x slower than"
+                    out.append(f"{a} is{what} {rel} {b} (median per-problem ratio, "
+                               f"{len(both)} problems both solve)")  # fmt: skip
     return out
 
 
