@@ -47,6 +47,7 @@ import numpy.typing as npt
 from ..geometry.validate import bool_flag, length_scalar, positive_scalar, real_array, real_scalar
 from ..kernels import checker as K
 from ..kernels import edges as E
+from ..kernels._jit import seal
 from ..kernels.scratch import N_COUNTS
 from ..kernels.tolerances import DEFAULT_ETA
 from ..kernels.traversal import BV_TESTS, PAIR_TESTS
@@ -85,9 +86,9 @@ def _seal(kernel) -> None:
     """After a call with checked arguments: numba compiles `kernel` for no other argument
     types from now on and raises TypeError instead (another type of q would compile the
     whole check again, ~30 s), so the hot paths may pass their arguments as they come and
-    check them only then (`CollisionChecker._state_check`, `_edge_checked`)."""
-    if kernel not in _SEALED:
-        kernel.disable_compile()
+    check them only then (`CollisionChecker._state_check`, `_edge_checked`). As plain
+    Python (NUMBA_DISABLE_JIT) nothing is sealed and every call is checked."""
+    if kernel not in _SEALED and seal(kernel):
         _SEALED.add(kernel)
 
 

@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from ._jit import hot_kernel, inline_kernel
+from ._jit import hot_kernel, inline_kernel, with_python_twin
 from .checker import (
     COLLISION,
     EDGE_T0,
@@ -90,10 +90,19 @@ _FNV_PRIME = 1099511628211
 # the endpoint cache: distances at configurations, keyed by the configuration's bits
 
 
+def _python_q_hash(q):
+    """`_q_hash` as plain Python (NUMBA_DISABLE_JIT): the same hash, wrapped to int64 by
+    hand (Python integers grow instead)."""
+    h = _FNV_OFFSET
+    for b in q.view(np.int64):
+        h = ((h ^ int(b)) * _FNV_PRIME + 2**63) % 2**64 - 2**63
+    return h
+
+
+@with_python_twin(_python_q_hash)
 @hot_kernel
 def _q_hash(q):
-    """FNV-1a over the float64 bits of q (wrapping int64 arithmetic; as plain Python the
-    integers grow instead, a different but as consistent hash)."""
+    """FNV-1a over the float64 bits of q (wrapping int64 arithmetic)."""
     h = _FNV_OFFSET
     bits = q.view(np.int64)
     for k in range(bits.shape[0]):

@@ -17,13 +17,13 @@ Rebuilding them through one compiled accessor call per array cost ~2 s of a user
 call for every function that did it.
 """
 
+import ctypes
+
 import numba
 import numpy as np
 from numba import types
-from numba.core.errors import TypingError
-from numba.extending import intrinsic
-from numba.np.arrayobj import make_array, populate_array
 
+from ._jit import TypingError, intrinsic, make_array, populate_array
 from .bvh import FlatBVH
 from .fk import RobotModel
 from .layout import ShapeTable
@@ -121,10 +121,34 @@ def _numba_type(node, readonly=False):
 def table_view(*classes):
     """A compiled function ``view(h, k)`` giving the tuple of namedtuples `classes` rebuilt
     from rows k.. of table h: each array a view of the memory its row addresses (no copy,
-    no allocation, no reference count). ``view.n_rows``: the rows it reads."""
+    no allocation, no reference count). ``view.n_rows``: the rows it reads;
+    ``view.python_twin``: the same in plain Python (what NUMBA_DISABLE_JIT runs)."""
     tuple_type = types.Tuple([_numba_type(c) for c in classes])
 
-    @intrinsic
+    def python_view(h, k):
+        """The same in plain Python (NUMBA_DISABLE_JIT): numpy arrays over the addresses."""
+        row = [int(k)]
+
+        def build(node, readonly):
+            if isinstance(node, type):
+                ro = readonly or node in READ_ONLY
+                return node(*[build(f, ro) for f in TREES[node]])
+            dtype, ndim = np.dtype(node[0]), node[1]
+            r = h[row[0]]
+            row[0] += 1
+            shape = tuple(int(x) for x in r[2 : 2 + ndim])
+            n = int(np.prod(shape)) * dtype.itemsize
+            buf = (ctypes.c_char * n).from_address(int(r[0])) if n else b""
+            a = np.frombuffer(buf, dtype).reshape(shape)
+            if not readonly:  # frombuffer over ctypes memory is writeable already
+                return a
+            a = a.view()
+            a.flags.writeable = False
+            return a
+
+        return tuple(build(c, False) for c in classes)
+
+    @intrinsic(python_view)
     def view(typingctx, h, k):
         if not (isinstance(h, types.Array) and h.ndim == 2 and h.layout == "C"):
             raise TypingError(f"an address table is a 2-D C-contiguous array, not {h}")
@@ -160,4 +184,5 @@ def table_view(*classes):
         return tuple_type(h, k), codegen
 
     view.n_rows = sum(len(leaves(c)) for c in classes)
+    view.python_twin = python_view
     return view
