@@ -391,8 +391,8 @@ def test_q_of_another_array_type_gets_the_same_answer_without_a_second_compile(p
     """`is_valid` passes q to its sealed kernel unchecked: a list, float32, read-only or
     strided q is numba's TypeError there, then checked and converted; a read-only Q or q0
     is copied (as another numba type it would compile every kernel again)."""
-    from planning_collision.kernels import checker as K
     from planning_collision.kernels import edges as E
+    from planning_collision.kernels import states as K
 
     q = READY
     want = checker.is_valid(q)
@@ -481,9 +481,10 @@ def test_the_checker_kernels_compile_once_each(panda, checker, rng):
     (True, 0) would compile a kernel once more per value, seconds of a user's first call;
     FK from Python (the robot's read-only model) and inside the checker (its model table's
     views) are one compile."""
-    from planning_collision.kernels import checker as K
+    from planning_collision.kernels import check_core as C
     from planning_collision.kernels import edges as E
     from planning_collision.kernels import fk as F
+    from planning_collision.kernels import states as K
 
     q0, q1 = panda.random_configurations(2, rng)
     panda.fk(q0)
@@ -492,7 +493,7 @@ def test_the_checker_kernels_compile_once_each(panda, checker, rng):
     checker.link_distances(q0)
     for method in ("dichotomy", "ca", "discrete"):
         checker.check_edge(q0, q1, method=method)
-    kernels = [K.query, K.self_test, K.pose, K.posed_collides, K.body_distance, K.state_check]
+    kernels = [C.query, C.self_test, C.pose, K.posed_collides, K.body_distance, K.state_check]
     kernels += [K.state_distances, E.dichotomy, E.advance, E.discrete, F.fk, F.fk_link_poses]
     for k in kernels:
         # compiled here, or loaded from numba's cache (whose index lists what was compiled)

@@ -76,15 +76,16 @@ for centre, extents in [((0.5, 0.0, 0.4), (0.2, 0.6, 0.05)), ((0.45, 0.35, 0.6),
     T = np.eye(4); T[:3, 3] = centre; s.add(pc.Box(extents), T)
 c = pc.CollisionChecker(panda, s)
 Q = panda.random_configurations(24, np.random.default_rng(7))
-valid = [c.is_valid(q) for q in Q]
+valid = [bool(c.is_valid(q)) for q in Q]  # (as plain Python, numpy bools)
 free = Q[np.array(valid)]
-out = {"valid": valid, "clearance": [c.clearance(q) for q in Q[:4]], "edges": []}
+out = {"valid": valid, "clearance": [float(c.clearance(q)) for q in Q[:4]], "edges": []}
 for a, b in [(0, 1), (1, 2), (2, 3), (0, 2), (3, 4), (4, 5)]:
     q0 = free[a]
     q1 = q0 + 0.25 * (free[b] - q0) if a < 2 else free[b]
     for m in ("dichotomy", "ca", "discrete"):
         r = c.check_edge(q0, q1, method=m)
-        out["edges"].append([m, r.valid, r.certified, r.last_valid_t, r.toc, r.n_queries])
+        out["edges"].append([m, bool(r.valid), bool(r.certified), r.last_valid_t, r.toc,
+                             int(r.n_queries)])
 json.dump(out, sys.stdout)
 """
 

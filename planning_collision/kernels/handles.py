@@ -8,13 +8,13 @@ shape2)``, built once (`array_table`), and rebuild the arrays inside the compile
 from the addresses (no copy, no allocation). The caller must keep the arrays alive as
 long as the table is used (the checker holds them).
 
-`TREES` says which fields each namedtuple has: a ``(dtype, ndim)`` array, or a nested
-namedtuple whose rows come in its place. `array_table` checks every array against it (so a
-table never reinterprets memory as the wrong type), and `table_view` makes the compiled
-function that rebuilds namedtuples from consecutive rows: one call in the numba IR, which
-emits the loads of all its arrays at once (LLVM drops those a function does not use).
-Rebuilding them through one compiled accessor call per array cost ~2 s of a user's first
-call for every function that did it.
+`TREES` (kernels/records.py: every record declares itself there) says which fields each
+record has: a ``(dtype, ndim)`` array, or a nested record whose rows come in its place.
+`array_table` checks every array against it (so a table never reinterprets memory as the
+wrong type), and `table_view` makes the compiled function that rebuilds records from
+consecutive rows: one call in the numba IR, which emits the loads of all its arrays at once
+(LLVM drops those a function does not use). Rebuilding them through one compiled
+accessor call per array cost ~2 s of a user's first call for every function that did it.
 """
 
 import ctypes
@@ -24,35 +24,10 @@ import numpy as np
 from numba import types
 
 from ._jit import TypingError, intrinsic, make_array, populate_array
-from .bvh import FlatBVH
 from .fk import RobotModel
-from .layout import ShapeTable
-from .scratch import Scratch
-from .traversal import FlatScene
+from .records import TREES
 
 COLS = 5  # address, ndim, shape0, shape1, shape2
-
-# (dtype, ndim) leaves
-F1, F2, F3 = ("float64", 1), ("float64", 2), ("float64", 3)
-I1, I2, L1, U1 = ("int32", 1), ("int32", 2), ("int64", 1), ("uint8", 1)
-
-# Each namedtuple's fields in order: a (dtype, ndim) leaf, or a namedtuple class of TREES
-# whose rows come in its place. `register` adds more.
-TREES = {
-    ShapeTable: [I1, F2, I1, F2, I1, I1, F2, F1, F1],
-    FlatBVH: [F2, F2, I1, I1, I1, I1, I1],
-    RobotModel: [I1, I1, F2, F3, I1, F1, F1, F1, F1],
-    Scratch: [F1, I2, F1, U1, F2, I1, L1, F2],
-    FlatScene: [ShapeTable, F3, F2, F2, I1, FlatBVH]
-    + [I1, F2, F2, I1, I1, F2, F2, I1, I1, I1, I1, I1, I1],
-}
-
-
-def register(cls, tree) -> None:
-    """Declare namedtuple class `cls` by its fields (leaves or registered classes)."""
-    if len(tree) != len(cls._fields):
-        raise ValueError(f"{cls.__name__}: {len(cls._fields)} fields, tree has {len(tree)}")
-    TREES[cls] = list(tree)
 
 
 def leaves(cls) -> list:
