@@ -78,9 +78,8 @@ def test_a_kernels_cache_stamp_covers_every_file_of_the_package(tmp_path, monkey
 
 # (kernel, parameter) typed as a literal by design: a traversal's `depth` picks the pair
 # query with or without penetration depth (EPA) when it is compiled (kernels/traversal.py)
-# `depth` is literal by design: True compiles EPA into the traversal, False leaves it out;
-# the unbounded primitives' step (kernels/visits.py) is compiled apart and takes it too
-WANTED = {("traverse", "depth"), ("unbounded", "depth")}
+# `depth` is literal by design: True compiles EPA into the traversal, False leaves it out
+WANTED = {("traverse", "depth")}
 
 
 def test_no_kernel_is_compiled_for_a_literal_constant():

@@ -483,14 +483,20 @@ class CollisionChecker:
             steps = length / (self.resolution * self._extent)
             # the bisection queue's room (kernels/edges.py) caps the states
             n_steps = 2 * QUEUE if not steps < 2 * QUEUE else max(1, math.ceil(steps))
-        request = E.edge_request(
-            margin=self._padding, eta=self._eta, n_steps=n_steps, check_start=check_start,
-            use_cache=self._cache, front=self._front, budget=QUERY_BUDGET, first=bool(first),
-        )  # fmt: skip
+        key = (check_start, bool(first))
+        request = self._requests.get(key)
+        if request is None:  # the settings as the kernels read them (shared: never written)
+            request = E.edge_request(
+                margin=self._padding, eta=self._eta, n_steps=1, check_start=check_start,
+                use_cache=self._cache, front=self._front, budget=QUERY_BUDGET, first=key[1],
+            )  # fmt: skip
+            self._requests[key] = request
         kernel = _ENTRY[code_m]
+        if code_m == E.DISCRETE:  # this edge's own copy (another thread may use the record)
+            request = request.copy()
+            request[E.N_STEPS] = n_steps
         code = kernel(m.table, ws.table, q0, q1, request, ws.out)
         if code_m != E.DISCRETE:
-            self._requests[check_start, bool(first)] = request
             _seal(kernel)
         return code
 

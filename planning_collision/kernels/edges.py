@@ -85,6 +85,9 @@ EdgeRequest = namedtuple(
 )
 
 
+N_STEPS = EdgeRequest._fields.index("n_steps")  # the field a discrete edge sets for itself
+
+
 def edge_request(**settings) -> np.ndarray:
     """The float64 array of an `EdgeRequest` given by keywords (all of its fields)."""
     return np.array(EdgeRequest(**settings), dtype=np.float64)

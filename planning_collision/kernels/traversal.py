@@ -89,7 +89,7 @@ from .boxes import query_obb
 from .bvh import FlatBVH
 from .codes import (
     BV,
-    CANDIDATES,  # noqa: F401  (a mode of `traverse`, for its callers)
+    CANDIDATES,
     COLLIDE,
     DISTANCE,
     KT,
@@ -173,17 +173,28 @@ def traverse_body(
     n, nbv, npair = ZERO, ZERO, ZERO
     # DISTANCE, nearest only: the best pair so far (valid once arg >= 0)
     gbest, arg, rec = math.inf, MISSING, take(sc.tmp)
-    if scene.unbounded.shape[0] > 0:
-        n, npair, gbest, arg, rec, stopped = unbounded(
-            scene.unbounded, tab, prims, qtab, q, mode, i0, i1, bound, flag, depth, lsc, hit,
-            out, gbest, arg, rec,
-        )  # fmt: skip
-        if stopped:
-            return tally(sc, nbv, npair, n)
-    if scene.kt_root.shape[0] == 0:
-        return tally(sc, nbv, npair, result(mode, per_object, best, arg, rec, n))
-    root = scene.kt_root[0]
+    ids = scene.unbounded
+    if mode == CANDIDATES:  # the primitives without a box, listed once
+        for u in range(ids.shape[0]):
+            out[n] = ids[u]
+            n += 1
+    trees = scene.kt_root.shape[0] > 0
+    root = scene.kt_root[0] if trees else ZERO
     for i in range(i0, i1):
+        # query primitive i meets the primitives without a box, then the trees, before
+        # i + 1 meets anything: a first hit names the lowest query primitive that hits
+        # (the checker resumes after it, so the ones before must be clear of everything)
+        if ids.shape[0] > 0 and (collide or distance):
+            dn, dpair, gbest, arg, rec, stopped = unbounded(
+                ids, tab, prims, qtab, q, mode, i, bound, flag, depth, lsc, hit, out, gbest,
+                arg, rec,
+            )  # fmt: skip
+            n += dn
+            npair += dpair
+            if stopped:
+                return tally(sc, nbv, npair, n)
+        if not trees:
+            continue
         ball = query_ball(qposes, qtab.brad, i)
         # COLLIDE and DISTANCE also prune by the query's oriented box (module doc)
         ob = query_obb(qtab.aabb, qposes, i, collide or distance)
