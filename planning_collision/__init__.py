@@ -31,7 +31,7 @@ from .geometry import (
 )
 from .geometry.clouds import PointCloud, VoxelGrid
 from .queries import collide, distance, penetration
-from .results import DistanceResult, EdgeResult, PenetrationResult
+from .results import DistanceResult, EdgeResult, LinkDistances, PenetrationResult
 from .robot import Robot
 from .scene import Scene
 from .workspace import Workspace
@@ -62,5 +62,6 @@ __all__ = [
     "Workspace",
     "CollisionChecker",
     "EdgeResult",
+    "LinkDistances",
     "warm_up",
 ]

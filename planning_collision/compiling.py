@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 
-from numba.core import event
+from .kernels._jit import event
 
 __all__ = ["NOTICE_ENV", "QUIET", "TICK", "warm_up"]
 

@@ -12,7 +12,10 @@
   penetrating) separates the pair; in every case ``point_b - point_a = distance * normal``.
 - Witness points are in the world frame.
 - Collision: two shapes collide when their signed distance is ``<= 0`` (touching collides);
-  with a padding or margin ``m``, when it is ``<= m``.
+  with a margin ``m``, when it is ``<= m``. The margin is one quantity under one name in
+  the queries and kernels (``collide(..., margin)``, ``Scene.in_collision(..., margin)``,
+  the edge kernels' ``EdgeRequest.margin``); a `CollisionChecker` sets it once for all of
+  its checks as ``padding`` (MoveIt's word for a robot's margin).
 - A configuration ``q`` is a float64 array of a robot's active joints, in
   ``robot.joint_names`` order.
 

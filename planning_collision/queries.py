@@ -18,6 +18,7 @@ from .geometry.poses import as_pose
 from .geometry.shapes import ConvexShape, Halfspace, Shape
 from .geometry.validate import positive_scalar
 from .kcd import compile_object, flatten
+from .kernels.codes import POSE_OK, POSE_OUT_OF_RANGE
 from .kernels.layout import OUT_SIZE
 from .kernels.public import checked_distance, checked_overlap
 from .kernels.scene_calls import scene_traverse
@@ -57,9 +58,10 @@ def _check_shapes(a, b) -> bool:
 
 
 def _raise_bad_pose(code: int, Ta, Tb):
-    """The compiled check failed (code 10 + c for Ta, 20 + c for Tb): let the Python
-    validator name the problem."""
-    as_pose(Ta if code < 20 else Tb, "Ta" if code < 20 else "Tb")
+    """The compiled check failed (a pose code, kernels/codes.py: Tb's past SECOND_POSE): let
+    the Python validator name the problem."""
+    first = code <= POSE_OUT_OF_RANGE
+    as_pose(Ta if first else Tb, "Ta" if first else "Tb")
     raise AssertionError(f"pose check code {code} not explained by as_pose")  # unreachable
 
 
@@ -68,7 +70,7 @@ def _distance_out(a, Ta, b, Tb) -> np.ndarray:
     ia, fa = a.flat
     ib, fb = b.flat
     code = checked_distance(ia, fa, Ta, ib, fb, Tb, thread_workspace().pair, out)
-    if code:
+    if code != POSE_OK:
         _raise_bad_pose(code, Ta, Tb)
     return out
 

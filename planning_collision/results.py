@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -94,3 +95,74 @@ class EdgeResult:
     n_queries: int
     method: str
     certified: bool
+
+
+# the keys `LinkDistances` answers to as a mapping, and the fields they name
+_LINK_DISTANCE_KEYS = {
+    "links": "links",
+    "scene": "scene",
+    "object": "object",
+    "name": "name",
+    "self": "self_distance",
+    "partner": "partner",
+    "distance": "distance",
+}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LinkDistances:
+    """Per checked body at one configuration (`CollisionChecker.link_distances`): a
+    collision link, or with ``rigid_bodies`` its links joined by "+". Arrays over bodies:
+
+    links : (n,) object; the bodies' names.
+    scene : (n,) float64, m; the distance to the scene (inf when farther than the query's
+        max_distance, or no obstacle).
+    object : (n,) int64; the nearest obstacle's id, -1 when there is none.
+    name : (n,) object; that obstacle's name, None when it has none (or there is none).
+    self_distance : (n,) float64, m; the distance to its nearest checked self-collision
+        partner (inf when it has none).
+    partner : (n,) object; that partner's name, "" when it has none.
+    distance : (n,) float64, m; the smaller of ``scene`` and ``self_distance``.
+
+    It also reads as a mapping of those names (``d["scene"]``; ``d["self"]`` for
+    ``self_distance``).
+    """
+
+    links: npt.NDArray[np.object_]
+    scene: npt.NDArray[np.float64]
+    object: npt.NDArray[np.int64]
+    name: npt.NDArray[np.object_]
+    self_distance: npt.NDArray[np.float64]
+    partner: npt.NDArray[np.object_]
+    distance: npt.NDArray[np.float64]
+
+    def __getitem__(self, key: str):
+        try:
+            return getattr(self, _LINK_DISTANCE_KEYS[key])
+        except (KeyError, TypeError):
+            raise KeyError(f"{key!r}: LinkDistances has {list(_LINK_DISTANCE_KEYS)}") from None
+
+    def keys(self) -> list[str]:
+        return list(_LINK_DISTANCE_KEYS)
+
+    def __len__(self) -> int:
+        return len(self.links)
+
+    def nearest(self) -> tuple[str, float]:
+        """The body nearest to collision and its distance (m)."""
+        k = int(np.argmin(self.distance))
+        return str(self.links[k]), float(self.distance[k])
+
+    def __repr__(self) -> str:
+        if len(self) == 0:
+            return "LinkDistances(0 bodies)"
+        body, d = self.nearest()
+        return f"LinkDistances({len(self)} bodies, nearest {body!r} at {d:.6g} m)"
+
+
+class Contact(NamedTuple):
+    """A body of the robot too close to something (`CollisionChecker.contacts`)."""
+
+    body: str  # a collision link, or a rigid body's links joined by "+"
+    other: str  # "obstacle 'name'" (or "obstacle #id"), or the self-collision partner
+    distance: float  # m; <= padding (<= 0: touching or overlapping, depth not computed)

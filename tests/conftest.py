@@ -23,15 +23,28 @@ settings.register_profile(
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
-def load_panda(fixed_joints: dict, **kw):
-    """The registry's Panda with `fixed_joints` held (and `kw` for Robot.from_urdf), or a
-    skip when example-robot-data (its URDF) is missing."""
+def example_robot_data_or_skip() -> Path:
+    """example-robot-data's directory (the URDFs and meshes of the Panda, the UR5, ...), or
+    a skip of the calling test when it is not installed."""
     try:
         from planning_collision.io.urdf import example_robot_data_dir
 
-        example_robot_data_dir()
+        return example_robot_data_dir()
     except ImportError as e:
         pytest.skip(str(e))
+
+
+@pytest.fixture(scope="session")
+def example_robot_data() -> Path:
+    """`example_robot_data_or_skip` as a fixture: tests that need those robots ask for it
+    (or, for some of their parameters only, `request.getfixturevalue`)."""
+    return example_robot_data_or_skip()
+
+
+def load_panda(fixed_joints: dict, **kw):
+    """The registry's Panda with `fixed_joints` held (and `kw` for Robot.from_urdf), or a
+    skip when example-robot-data (its URDF) is missing."""
+    example_robot_data_or_skip()
     import robots
 
     return robots.load("panda", fixed_joints=fixed_joints, **kw)

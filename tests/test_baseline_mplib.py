@@ -26,7 +26,7 @@ def test_mplib_solves_two_problems_from_start_to_goal():
         assert Q.ndim == 2 and Q.shape[1] == 7 and len(Q) >= 2
         assert np.allclose(Q[0], p.start, atol=1e-6)
         assert np.allclose(Q[-1], p.goals[0], atol=1e-3)
-        assert 0.0 < r["seconds"] <= 3.0
+        assert np.isfinite(r["seconds"]) and r["seconds"] > 0.0  # timed, never asserted on
     planner.close()
 
 

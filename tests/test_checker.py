@@ -12,6 +12,7 @@ import pytest
 
 import planning_collision as pc
 import robots
+from planning_collision.kernels._jit import cached_signatures
 from planning_collision.kernels.clock import HAS_CLOCK as K_HAS_CLOCK
 from planning_collision.testing.edges import dense_first_collision, rrt_edges, thin_obstacles
 
@@ -19,18 +20,8 @@ FINGERS = {"panda_finger_joint1": 0.065, "panda_finger_joint2": 0.065}
 READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])  # the Panda's ready pose
 
 
-def _erd():
-    try:
-        from planning_collision.io.urdf import example_robot_data_dir
-
-        return example_robot_data_dir()
-    except ImportError as e:
-        pytest.skip(str(e))
-
-
 @pytest.fixture(scope="module")
-def panda():
-    _erd()
+def panda(example_robot_data):
     return robots.load("panda", fixed_joints=FINGERS)
 
 
@@ -400,8 +391,8 @@ def test_q_of_another_array_type_gets_the_same_answer_without_a_second_compile(p
     """`is_valid` passes q to its sealed kernel unchecked: a list, float32, read-only or
     strided q is numba's TypeError there, then checked and converted; a read-only Q or q0
     is copied (as another numba type it would compile every kernel again)."""
-    from planning_collision.kernels import checker as K
     from planning_collision.kernels import edges as E
+    from planning_collision.kernels import states as K
 
     q = READY
     want = checker.is_valid(q)
@@ -419,7 +410,7 @@ def test_q_of_another_array_type_gets_the_same_answer_without_a_second_compile(p
     assert checker.check_edge(list(q), tuple(q), method="ca").valid == want
     assert checker.edge_free(q.astype(np.float32), strided, check_start=1) == want
     for k in (K.state_check, K.state_check_batch, E.dichotomy, E.advance):
-        sigs = set(k.signatures) | {key[0] for key in k._cache._cache_file._load_index()}
+        sigs = cached_signatures(k)
         assert len(sigs) == 1, (k.__name__, sigs)
 
 
@@ -490,9 +481,10 @@ def test_the_checker_kernels_compile_once_each(panda, checker, rng):
     (True, 0) would compile a kernel once more per value, seconds of a user's first call;
     FK from Python (the robot's read-only model) and inside the checker (its model table's
     views) are one compile."""
-    from planning_collision.kernels import checker as K
+    from planning_collision.kernels import check_core as C
     from planning_collision.kernels import edges as E
     from planning_collision.kernels import fk as F
+    from planning_collision.kernels import states as K
 
     q0, q1 = panda.random_configurations(2, rng)
     panda.fk(q0)
@@ -501,9 +493,9 @@ def test_the_checker_kernels_compile_once_each(panda, checker, rng):
     checker.link_distances(q0)
     for method in ("dichotomy", "ca", "discrete"):
         checker.check_edge(q0, q1, method=method)
-    kernels = [K.query, K.self_test, K.pose, K.posed_collides, K.body_distance, K.state_check]
+    kernels = [C.query, C.self_test, C.pose, K.posed_collides, K.body_distance, K.state_check]
     kernels += [K.state_distances, E.dichotomy, E.advance, E.discrete, F.fk, F.fk_link_poses]
     for k in kernels:
         # compiled here, or loaded from numba's cache (whose index lists what was compiled)
-        sigs = set(k.signatures) | {key[0] for key in k._cache._cache_file._load_index()}
+        sigs = cached_signatures(k)
         assert len(sigs) == 1, (k.__name__, sigs)

@@ -32,7 +32,7 @@ class _Dispatcher:
             pass
 
         f.__name__ = name
-        f.__module__ = "planning_collision.kernels.checker"
+        f.__module__ = "planning_collision.kernels.states"
         self.py_func = f
 
 

@@ -23,15 +23,6 @@ def _write(tmp_path, text, name="r.srdf"):
     return p
 
 
-def _erd():
-    try:
-        from planning_collision.io.urdf import example_robot_data_dir
-
-        return example_robot_data_dir()
-    except ImportError as e:
-        pytest.skip(str(e))
-
-
 def test_read_srdf_returns_the_disabled_pairs_in_file_order(tmp_path):
     got = read_srdf(_write(tmp_path, SRDF))
     assert got.name == "planar_arm"
@@ -97,8 +88,10 @@ def test_a_missing_srdf_is_a_file_not_found_error(tmp_path):
         ("xarm7", "robots/xarm_description/srdf/xarm7.srdf", 18),
     ],
 )
-def test_example_robot_data_srdfs_read_and_name_only_links_of_their_robot(name, srdf, n):
-    path = _erd() / srdf
+def test_example_robot_data_srdfs_read_and_name_only_links_of_their_robot(
+    name, srdf, n, example_robot_data
+):
+    path = example_robot_data / srdf
     if not path.is_file():
         pytest.skip(f"{path} is not in this example-robot-data release")
     got = read_srdf(path, link_names=robots.load(name).link_names, strict=True)

@@ -4,6 +4,8 @@ thresholds while numba compiles our kernels, put back after."""
 import gc
 import types
 
+import pytest
+
 from planning_collision.kernels import _jit
 
 
@@ -42,15 +44,14 @@ def test_a_kernels_cache_stamp_covers_every_file_of_the_package(tmp_path, monkey
     import importlib.util
     import shutil
 
-    from numba.core import caching
+    import numba
 
     from planning_collision.kernels import motion_bounds
 
+    if _jit.JIT_DISABLED:
+        pytest.skip("no numba cache: NUMBA_DISABLE_JIT")
     assert _jit.LOCATORS_INSTALLED
-    cache = getattr(motion_bounds.motion_bounds, "_cache", None)
-    if cache is None or isinstance(cache, caching.NullCache):  # NUMBA_DISABLE_JIT
-        return
-    stamp = cache._impl.locator.get_source_stamp()
+    stamp = _jit.source_stamp(motion_bounds.motion_bounds)
     assert isinstance(stamp, tuple) and stamp[1] == _jit.package_stamp()
     # a function of another module keeps numba's own stamp
     mod = tmp_path / "elsewhere.py"
@@ -58,8 +59,8 @@ def test_a_kernels_cache_stamp_covers_every_file_of_the_package(tmp_path, monkey
     spec = importlib.util.spec_from_file_location("elsewhere", mod)
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
-    loc = caching.CacheImpl._locator_classes[1].from_function(m.f, str(mod))
-    assert loc is not None and not isinstance(loc.get_source_stamp(), tuple)
+    stamp = _jit.source_stamp(numba.njit(cache=True)(m.f))
+    assert stamp is not None and not isinstance(stamp, tuple)
     # the digest follows any file's content, not its own file only
     copy = tmp_path / "kernels"
     shutil.copytree(_jit.KERNELS_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
@@ -77,6 +78,7 @@ def test_a_kernels_cache_stamp_covers_every_file_of_the_package(tmp_path, monkey
 
 # (kernel, parameter) typed as a literal by design: a traversal's `depth` picks the pair
 # query with or without penetration depth (EPA) when it is compiled (kernels/traversal.py)
+# `depth` is literal by design: True compiles EPA into the traversal, False leaves it out
 WANTED = {("traverse", "depth")}
 
 
@@ -123,9 +125,7 @@ def test_no_kernel_is_compiled_for_a_literal_constant():
         for name, k in vars(module).items():
             if not isinstance(k, CPUDispatcher) or k.py_func.__module__ != module.__name__:
                 continue
-            sigs = set(k.signatures)
-            if k._cache is not None and hasattr(k._cache, "_cache_file"):
-                sigs |= {key[0] for key in k._cache._cache_file._load_index()}
+            sigs = _jit.cached_signatures(k)
             params = list(inspect.signature(k.py_func).parameters)
             for s in sigs:
                 literal += [
@@ -134,3 +134,44 @@ def test_no_kernel_is_compiled_for_a_literal_constant():
                     if isinstance(a, nt.Literal) and (name, params[i]) not in WANTED
                 ]
     assert not literal, literal
+
+
+def test_numbas_private_surface_is_used_by_one_module_only():
+    """kernels/_jit.py is the one door to numba's internals (its docstring lists them): no
+    other module of the package imports numba.core or numba.np or passes `_nrt`."""
+    import re
+    from pathlib import Path
+
+    pkg = Path(_jit.__file__).resolve().parents[1]
+    private = re.compile(r"numba\.(core|np)\b|_nrt\s*=|_locator_classes|_load_index|_py_file")
+    users = sorted(
+        str(f.relative_to(pkg))
+        for f in pkg.rglob("*.py")
+        if f != Path(_jit.__file__).resolve() and private.search(f.read_text())
+    )
+    assert users == [], users
+
+
+def test_the_intrinsics_have_plain_python_twins():
+    """What NUMBA_DISABLE_JIT runs in place of the two intrinsics: the address table's view
+    gives the arrays the table points to (no copy), the clock reads the same clock."""
+    import time
+
+    import numpy as np
+
+    from planning_collision.kernels.clock import _python_monotonic_ns
+    from planning_collision.kernels.handles import array_table, rows, table_view
+    from planning_collision.kernels.scratch import Scratch, new_scratch
+
+    sc = new_scratch(3, 5)
+    h = array_table(rows(sc))
+    view = table_view(Scratch)
+    (back,) = view.python_twin(h, np.int64(0))
+    assert type(back) is Scratch
+    for a, b in zip(sc, back, strict=True):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        assert a.ctypes.data == b.ctypes.data or a.size == 0
+    back.counts[3] = 7
+    assert sc.counts[3] == 7
+    t = time.monotonic_ns()
+    assert abs(_python_monotonic_ns() - t) < 10**9

@@ -22,24 +22,13 @@ PLANAR = Path(robots.__file__).parent / "planar_arm" / "planar_arm.urdf"
 PANDA_ARM = [f"panda_joint{i}" for i in range(1, 8)]
 
 
-def _erd():
-    try:
-        from planning_collision.io.urdf import example_robot_data_dir
-
-        return example_robot_data_dir()
-    except ImportError as e:
-        pytest.skip(str(e))
-
-
 @pytest.fixture(scope="module")
-def panda():
-    _erd()
+def panda(example_robot_data):
     return robots.load("panda")
 
 
 @pytest.fixture(scope="module")
-def ur5():
-    _erd()
+def ur5(example_robot_data):
     return robots.load("ur5")
 
 
@@ -245,11 +234,11 @@ def test_batch_self_collision_counts_agree_with_the_public_queries(planar, rng):
 
 
 @pytest.mark.parametrize("name", ["planar_arm", "panda", "kinova", "xarm7"])
-def test_stored_acm_is_what_sampling_gives(name):
+def test_stored_acm_is_what_sampling_gives(name, request):
     """The registry's ACM is reproducible: rerunning the sampling recipe recorded in the
     config (10,000 samples, its seed and sampled ranges) gives the same matrix."""
     if name != "planar_arm":
-        _erd()
+        request.getfixturevalue("example_robot_data")
     cfg = robots.config(name)["acm"]
     assert cfg["samples"] >= 10_000
     kw = robots.robot_kwargs(name)
@@ -286,9 +275,11 @@ def test_registry_lists_and_loads_every_robot():
 
 
 @pytest.mark.parametrize("name", ["panda", "ur5", "kinova", "xarm7", "planar_arm", "free_flyer"])
-def test_registry_robot_loads_from_its_committed_cache_without_rebuilding(name, monkeypatch):
+def test_registry_robot_loads_from_its_committed_cache_without_rebuilding(
+    name, monkeypatch, request
+):
     if name not in ("planar_arm", "free_flyer"):
-        _erd()
+        request.getfixturevalue("example_robot_data")
     import planning_collision.robot.geometry as G
 
     def no_build(*a, **k):
@@ -384,8 +375,7 @@ def test_q_of_the_wrong_length_or_with_nan_is_named(panda):
         panda.fk_batch(np.array([np.zeros(7), [np.inf] + [0] * 6]))
 
 
-def test_bench_robot_demo_runs_with_small_arguments(capsys):
-    _erd()
+def test_bench_robot_demo_runs_with_small_arguments(capsys, example_robot_data):
     from demos.bench import robot as bench_robot
 
     assert (

@@ -21,18 +21,10 @@ from planning_collision.io.urdf import read_urdf
 from planning_collision.kernels.tolerances import CONTAIN_TOL
 from planning_collision.robot import Robot, convexify_mesh, decompose_mesh
 from planning_collision.robot.convexify import MAX_DEPTH
+from tests.conftest import example_robot_data_or_skip
 
 TOL = CONTAIN_TOL  # metres: "inside or on" up to qhull round-off
 MESH_ROBOTS = ["panda", "ur5", "kinova", "xarm7", "free_flyer"]
-
-
-def _erd():
-    try:
-        from planning_collision.io.urdf import example_robot_data_dir
-
-        return example_robot_data_dir()
-    except ImportError as e:
-        pytest.skip(str(e))
 
 
 def _hull_equations(points):
@@ -129,7 +121,7 @@ def _triangles_left_uncovered(tris, planes, max_depth=MAX_DEPTH):
 
 def _load(name):
     if name != "free_flyer":
-        _erd()
+        example_robot_data_or_skip()
     return robots.load(name)
 
 
@@ -200,8 +192,9 @@ def test_the_surface_cover_adds_under_10_percent_to_any_link(name):
     assert any(a > 0 for a in added.values())  # these meshes did need it
 
 
-def test_panda_model_volume_is_within_1_3_of_the_meshes_and_each_link_is_reported(capsys):
-    _erd()
+def test_panda_model_volume_is_within_1_3_of_the_meshes_and_each_link_is_reported(
+    capsys, example_robot_data
+):
     robot = robots.load("panda")
     rep = robot.volume_report
     mesh = sum(v["mesh_volume"] for v in rep.values())
@@ -217,12 +210,12 @@ def test_panda_model_volume_is_within_1_3_of_the_meshes_and_each_link_is_reporte
     assert set(ratios) == {n for n in robot.link_names if n in rep}
     assert all(1.0 - 1e-9 <= r <= 1.3 for r in ratios.values())
     # independent check of the mesh volume of one link
-    m = trimesh.load(_erd() / "robots/panda_description/meshes/collision/link3.stl", force="mesh")
+    link3 = example_robot_data / "robots/panda_description/meshes/collision/link3.stl"
+    m = trimesh.load(link3, force="mesh")
     assert rep["panda_link3"]["mesh_volume"] == pytest.approx(m.volume, rel=1e-9)
 
 
-def test_ur5_nonconvex_meshes_are_decomposed_and_stay_close_in_volume():
-    _erd()
+def test_ur5_nonconvex_meshes_are_decomposed_and_stay_close_in_volume(example_robot_data):
     robot = robots.load("ur5")
     per_link = {}
     for p in robot.pieces:

@@ -501,7 +501,8 @@ def test_voxel_grid_helpers_agree():
 
 
 def test_scene_kernels_run_as_plain_python_with_numba_disabled():
-    """Every kernel also runs under NUMBA_DISABLE_JIT=1 (coverage is measured so)."""
+    """The scene's kernels also run under NUMBA_DISABLE_JIT=1, as plain Python a debugger or
+    a coverage tool can step into (tests/test_kernels_pure_python.py: the checker's)."""
     code = (
         "import numpy as np, planning_collision as pc\n"
         "from planning_collision.scene import Scene\n"

@@ -259,7 +259,7 @@ def test_a_joint_held_by_its_limits_is_no_table_axis():
 
 @pytest.mark.parametrize("name", ["panda", "ur5"])
 def test_each_outer_hull_is_a_subset_of_its_pieces_points_swept_farther(name, panda):
-    """What the self pairs' boolean test relies on (kernels/checker.py `self_test`): an
+    """What the self pairs' boolean test relies on (kernels/check_core.py `self_test`): an
     outer hull's core is a subset of its piece's points and its radius is at least the
     piece's, or it is the piece itself. So the outer cores within the pieces' radii
     means the pieces overlap."""

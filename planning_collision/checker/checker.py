@@ -38,28 +38,35 @@ import math
 import threading
 import time
 import weakref
-from typing import NamedTuple
 
 import numba
 import numpy as np
 import numpy.typing as npt
 
 from ..geometry.validate import bool_flag, length_scalar, positive_scalar, real_array, real_scalar
-from ..kernels import checker as K
 from ..kernels import edges as E
-from ..kernels.scratch import N_COUNTS
+from ..kernels import states as K
+from ..kernels._jit import seal
+from ..kernels.scratch import BV_TESTS, N_COUNTS, PAIR_TESTS
 from ..kernels.tolerances import DEFAULT_ETA
-from ..kernels.traversal import BV_TESTS, PAIR_TESTS
-from ..results import EdgeResult
+from ..results import Contact, EdgeResult, LinkDistances
 from ..stamps import LATEST
-from .model import QUEUE, CheckModel, CheckWorkspace, build_model, has_robot_part
+from .model import (
+    QUEUE,
+    CheckModel,
+    CheckWorkspace,
+    body_distances,
+    build_model,
+    has_robot_part,
+)
 
 _F64 = np.dtype(np.float64)
 _state_check = K.state_check
 _SEALED: set = set()  # the kernels `_seal` has sealed in this process
 _WARMED: set = set()  # the edge methods `warm_up` has run in this process
 _ENTRY = E.ENTRY_POINTS
-FREE, BAD_Q = K.FREE, K.BAD_Q
+# the kernels' codes as Python ints: a comparison with them gives a bool, not a numpy one
+FREE, BAD_Q, UNDECIDED = int(K.FREE), int(K.BAD_Q), int(E.UNDECIDED)
 
 __all__ = ["CollisionChecker", "Contact", "METHODS"]
 
@@ -85,18 +92,10 @@ def _seal(kernel) -> None:
     """After a call with checked arguments: numba compiles `kernel` for no other argument
     types from now on and raises TypeError instead (another type of q would compile the
     whole check again, ~30 s), so the hot paths may pass their arguments as they come and
-    check them only then (`CollisionChecker._state_check`, `_edge_checked`)."""
-    if kernel not in _SEALED:
-        kernel.disable_compile()
+    check them only then (`CollisionChecker._state_check`, `_edge_checked`). As plain
+    Python (NUMBA_DISABLE_JIT) nothing is sealed and every call is checked."""
+    if kernel not in _SEALED and seal(kernel):
         _SEALED.add(kernel)
-
-
-class Contact(NamedTuple):
-    """A body of the robot too close to something (`CollisionChecker.contacts`)."""
-
-    body: str  # a collision link, or a rigid body's links joined by "+"
-    other: str  # "obstacle 'name'" (or "obstacle #id"), or the self-collision partner
-    distance: float  # m; <= padding (<= 0: touching or overlapping, depth not computed)
 
 
 def _keep_counts(retired: np.ndarray, lock, counts: np.ndarray) -> None:
@@ -162,13 +161,13 @@ class CollisionChecker:
     ):
         self.robot = robot
         self.scene = scene
-        self.padding = length_scalar("padding", padding, allow_zero=True)
-        self.eta = length_scalar("eta", eta)
+        self.padding = padding  # (validated by the setters below)
+        self.eta = eta
         self.resolution = positive_scalar("resolution", resolution)
         if self.resolution > 1.0:
             raise ValueError(f"resolution must be in (0, 1], got {resolution!r}")
         self.self_collision = bool_flag("self_collision", self_collision)
-        self.cache = bool_flag("cache", cache)
+        self.cache = cache
         self.front_lists = bool_flag("front_lists", front_lists)
         self.self_tables = bool_flag("self_tables", self_tables)
         self.rigid_bodies = bool_flag("rigid_bodies", rigid_bodies)
@@ -191,6 +190,39 @@ class CollisionChecker:
         self._bound = self._build(tables=has_robot_part(robot, *self._part_options()))
         extent = np.where(robot.continuous, math.pi, robot.upper - robot.lower)
         self._extent = float(np.linalg.norm(extent))
+
+    # ---------------------------------------------------------------- settings
+    # The edge kernels take the settings as one request record per (check_start, first)
+    # (kernels/edges.py EdgeRequest), made on first use: changing a setting drops them.
+    @property
+    def padding(self) -> float:
+        """m, >= 0 (class doc)."""
+        return self._padding
+
+    @padding.setter
+    def padding(self, value) -> None:
+        self._padding = length_scalar("padding", value, allow_zero=True)
+        self._requests: dict = {}
+
+    @property
+    def eta(self) -> float:
+        """m, > 0: the contact tolerance of certified edge checks."""
+        return self._eta
+
+    @eta.setter
+    def eta(self, value) -> None:
+        self._eta = length_scalar("eta", value)
+        self._requests = {}
+
+    @property
+    def cache(self) -> bool:
+        """Keep the endpoint cache and GJK warm starts between queries."""
+        return self._cache
+
+    @cache.setter
+    def cache(self, value) -> None:
+        self._cache = bool_flag("cache", value)
+        self._requests = {}
 
     # ---------------------------------------------------------------- model and workspaces
     def _part_options(self) -> tuple:
@@ -271,9 +303,9 @@ class CollisionChecker:
 
     def _raise_bad_q(self, code: int, q, name: str):
         """Explain a BAD_Q code of a kernel (the kernel found q non-finite or outside the
-        joint limits; see kernels/checker.q_code)."""
+        joint limits; see kernels/check_core.q_code)."""
         dof = self.robot.dof
-        k = code - K.BAD_Q
+        k = code - BAD_Q
         if k < dof:
             self.robot.validate_q(q, name)  # names the non-finite joint
         self.robot.validate_q(q, name, check_limits=True)  # names the joint out of limits
@@ -293,7 +325,7 @@ class CollisionChecker:
             ws = self._workspace(b)
         if _state_check in _SEALED:
             try:
-                code = _state_check(m.table, ws.table, q, self.padding, self.self_collision, True)
+                code = _state_check(m.table, ws.table, q, self._padding, self.self_collision, True)
             except TypeError:  # not a writeable float64 C array: the checked path below
                 code = self._state_check(m, ws, q)
         else:
@@ -307,7 +339,7 @@ class CollisionChecker:
         sealed (`_seal`): `is_valid` passes q as it comes and comes here only on a
         TypeError."""
         q = self._q(q)
-        code = _state_check(m.table, ws.table, q, self.padding, self.self_collision, True)
+        code = _state_check(m.table, ws.table, q, self._padding, self.self_collision, True)
         _seal(_state_check)
         return code
 
@@ -326,10 +358,10 @@ class CollisionChecker:
         t0 = time.perf_counter()
         K.state_check_batch(b.model.table, tables, Q, self.padding, self.self_collision, codes)
         self._seconds += time.perf_counter() - t0
-        bad = np.flatnonzero(codes >= K.BAD_Q)
+        bad = np.flatnonzero(codes >= BAD_Q)
         if bad.size:
             self._raise_bad_q(int(codes[bad[0]]), Q[bad[0]], f"Q[{bad[0]}]")
-        return codes == K.FREE
+        return codes == FREE
 
     def _batch(self, b: _Bound) -> np.ndarray:
         """(k, rows, 5) address tables of the calling thread's k batch workspaces for b's
@@ -353,7 +385,7 @@ class CollisionChecker:
         t0 = time.perf_counter()
         code = K.state_distances(m.table, ws.table, q, np.full(len(m.body_names), cap), out)
         self._seconds += time.perf_counter() - t0
-        if code >= K.BAD_Q:
+        if code >= BAD_Q:
             self._raise_bad_q(code, q, "q")
         return out, m
 
@@ -363,46 +395,19 @@ class CollisionChecker:
         rows, _ = self._distances(q, np.inf)
         return float(rows[:, 0].min()) if len(rows) else math.inf
 
-    def link_distances(self, q, max_distance: float = np.inf) -> dict:
+    def link_distances(self, q, max_distance: float = np.inf) -> LinkDistances:
         """Per collision link at q (per rigid body with `rigid_bodies`: its links joined by
-        "+"): its distance to the scene and the nearest obstacle's id, and its distance to
-        its checked self-collision partners and the nearest one.
+        "+"): its distance to the scene and the nearest obstacle (id and name), and its
+        distance to its checked self-collision partners and the nearest one
+        (`LinkDistances`, which also reads as the dict this returned before).
 
         max_distance : m, > 0 (inf by default); distances beyond it are not refined
-        (reported as inf).
-        Returns {"links", "scene", "object", "name", "self", "partner", "distance"}:
-        arrays over bodies (names; m; the nearest obstacle's id or -1, and its name, None
-        when it has none; m; partner body name or ""; the smaller of the two)."""
+        (reported as inf)."""
         md = real_scalar("max_distance", max_distance)
         if not md > 0.0:  # NaN too
             raise ValueError(f"max_distance must be > 0 (inf for no cap), got {max_distance!r}")
         rows, m = self._distances(q, md)
-        nl = m.n_links
-        names = m.body_names[:nl]
-        far = rows[:, 1] == 0
-        d = np.where(far, np.inf, rows[:, 0])
-        slots = rows[:nl, 2].astype(np.int64)
-        ids = np.full(nl, -1, np.int64)
-        near = slots >= 0  # (an empty scene has no slot ids to index)
-        ids[near] = m.slot_ids[slots[near]]
-        self_d = np.full(nl, np.inf)
-        partner = np.array([""] * nl, dtype=object)
-        link_of = {n: k for k, n in enumerate(names)}
-        for j, pair in enumerate(m.body_names[nl:]):
-            a, b = pair.split("|")
-            for me, other in ((a, b), (b, a)):
-                k = link_of[me]
-                if d[nl + j] < self_d[k]:
-                    self_d[k], partner[k] = d[nl + j], other
-        return {
-            "links": np.array(names, dtype=object),
-            "scene": d[:nl],
-            "object": ids,
-            "name": np.array([m.names.get(int(i)) for i in ids], dtype=object),
-            "self": self_d,
-            "partner": partner,
-            "distance": np.minimum(d[:nl], self_d),
-        }
+        return body_distances(rows, m)
 
     def contacts(self, q) -> list[Contact]:
         """What makes configuration q (dof,) collide: a `Contact(body, other, distance)`
@@ -438,13 +443,14 @@ class CollisionChecker:
         except AttributeError:
             ws = self._workspace(b)
         kernel = _ENTRY.get(code_m)
-        if kernel in _SEALED:
+        try:  # this call's settings, one record (kernels/edges.py EdgeRequest)
+            request = self._requests[check_start, first]
+        except (KeyError, TypeError):  # not met before, or check_start not a bool
+            request = None
+        if kernel in _SEALED and request is not None:
             try:
-                code = kernel(
-                    m.table, ws.table, q0, q1, self.padding, self.eta, 1, check_start,
-                    self.cache, self._front, QUERY_BUDGET, first, ws.out,
-                )  # fmt: skip
-            except TypeError:  # not float64 arrays or check_start not a bool: checked below
+                code = kernel(m.table, ws.table, q0, q1, request, ws.out)
+            except TypeError:  # not float64 arrays: checked below
                 code = self._edge_checked(m, ws, method, q0, q1, check_start, first)
         else:
             code = self._edge_checked(m, ws, method, q0, q1, check_start, first)
@@ -477,11 +483,19 @@ class CollisionChecker:
             steps = length / (self.resolution * self._extent)
             # the bisection queue's room (kernels/edges.py) caps the states
             n_steps = 2 * QUEUE if not steps < 2 * QUEUE else max(1, math.ceil(steps))
+        key = (check_start, bool(first))
+        request = self._requests.get(key)
+        if request is None:  # the settings as the kernels read them (shared: never written)
+            request = E.edge_request(
+                margin=self._padding, eta=self._eta, n_steps=1, check_start=check_start,
+                use_cache=self._cache, front=self._front, budget=QUERY_BUDGET, first=key[1],
+            )  # fmt: skip
+            self._requests[key] = request
         kernel = _ENTRY[code_m]
-        code = kernel(
-            m.table, ws.table, q0, q1, self.padding, self.eta, n_steps, check_start,
-            self.cache, self._front, QUERY_BUDGET, bool(first), ws.out,
-        )  # fmt: skip
+        if code_m == E.DISCRETE:  # this edge's own copy (another thread may use the record)
+            request = request.copy()
+            request[E.N_STEPS] = n_steps
+        code = kernel(m.table, ws.table, q0, q1, request, ws.out)
         if code_m != E.DISCRETE:
             _seal(kernel)
         return code
@@ -495,18 +509,18 @@ class CollisionChecker:
         out = self._edge(q0, q1, method, check_start, True)
         status = int(out[0])
         return EdgeResult(
-            valid=status == K.FREE,
+            valid=status == FREE,
             last_valid_t=float(out[1]),
             toc=float(out[2]),
             n_queries=int(out[3]),
             method=method,
-            certified=method != "discrete" and status != E.UNDECIDED,
+            certified=method != "discrete" and status != UNDECIDED,
         )
 
     def edge_free(self, q0, q1, method: str = "dichotomy", check_start: bool = False) -> bool:
         """`check_edge(...).valid` without building a result (the motion validator's fast
         path); "discrete" stops at the first colliding state it meets."""
-        return self._edge(q0, q1, method, check_start, False)[0] == K.FREE
+        return self._edge(q0, q1, method, check_start, False)[0] == FREE
 
     def warm_up(self, batch: bool = False, methods=None) -> float:
         """Compile (or load from numba's cache) every kernel a planner calls: a state check,

@@ -1,5 +1,5 @@
 """The checker's flat model of a robot and a scene, and its per-thread workspace, as the
-address tables the compiled entry points take (kernels/handles.py, kernels/checker.py).
+address tables the compiled entry points take (kernels/handles.py, kernels/check_core.py).
 
 Bodies: the robot's collision links first (each against the scene), then the checked
 self-collision pairs (the ACM's complement), each with its motion-bound row. By default a
@@ -14,10 +14,12 @@ import weakref
 
 import numpy as np
 
-from ..kernels import checker as K
+from ..kernels import states as K
 from ..kernels.check_types import CheckBuffers, CheckRobot
 from ..kernels.handles import array_table, rows
+from ..kernels.records import allocate
 from ..kernels.scratch import WARM_SLOTS, new_scratch
+from ..results import LinkDistances
 from ..robot.cache import derived_cache_file
 from ..robot.geometry import link_spheres
 from ..robot.rigid import rigid_bodies
@@ -143,23 +145,29 @@ def _build_robot_part(robot, version: int, self_collision: bool, tables: bool, r
     h = caps.params[:, 1:2] * cap_pose[:, :3, 2]
     cap_p0 = np.ascontiguousarray(cap_pose[:, :3, 3] - h)
     cap_p1 = np.ascontiguousarray(cap_pose[:, :3, 3] + h)
+    sphere_c, sphere_r, term_start, term, term_w = _local_bounds(robot, links, pairs)
+    pt = pair_tables(robot, pairs, links.size, pair_distances) if tables else no_tables(pairs)
     check_robot = CheckRobot(
-        _posed_links(robot.model, links),
-        c.table,
-        np.ascontiguousarray(c.piece_link, np.int32),
-        np.ascontiguousarray(c.piece_pose, np.float64),
-        np.ascontiguousarray(c.link_start, np.int32),
-        links,
-        pairs,
-        np.ascontiguousarray(R, np.float64),
-        limited,
-        outer,
-        caps,
-        cap_pose,
-        cap_p0,
-        cap_p1,
-        *_local_bounds(robot, links, pairs),
-        *(pair_tables(robot, pairs, links.size, pair_distances) if tables else no_tables(pairs)),
+        model=_posed_links(robot.model, links),
+        tab=c.table,
+        piece_link=np.ascontiguousarray(c.piece_link, np.int32),
+        piece_pose=np.ascontiguousarray(c.piece_pose, np.float64),
+        link_start=np.ascontiguousarray(c.link_start, np.int32),
+        body_link=links,
+        pairs=pairs,
+        R=np.ascontiguousarray(R, np.float64),
+        limited=limited,
+        outer=outer,
+        caps=caps,
+        cap_pose=cap_pose,
+        cap_p0=cap_p0,
+        cap_p1=cap_p1,
+        sphere_c=sphere_c,
+        sphere_r=sphere_r,
+        term_start=term_start,
+        term=term,
+        term_w=term_w,
+        **pt,
     )
     row_list = rows(check_robot)
     name = robot.body_name
@@ -235,33 +243,16 @@ class CheckWorkspace:
             model.scene.tab.kind.shape[0],
             WARM_SLOTS if cache else 0,
         )
-        self.buffers = CheckBuffers(
-            np.zeros((n_links, 4, 4)),
-            np.zeros((n_pieces, 4, 4)),
-            np.zeros((n_pieces, 3)),
-            np.zeros((n_pieces, 3)),
-            np.zeros((n_pieces, 4, 4)),
-            np.zeros(dof),
-            np.zeros(nb),
-            np.zeros(nb, np.int32),
-            np.zeros(nb, np.int32),
-            np.zeros(nb),
-            np.zeros((nb, INTERVALS)),
-            np.zeros((nb, INTERVALS)),
-            np.zeros(nb, np.int32),
-            np.zeros((n_pieces, 3)),
-            np.zeros((n_pieces, 3)),
-            np.full(n_pieces, -1, np.int32),
-            np.zeros((n_pieces * FRONT, 2), np.int32),
-            np.zeros((n_pieces, 2), np.int32),
-            np.zeros(max(int(endpoints), 1), np.int64),
-            np.full((max(int(endpoints), 1), dof), np.nan),
-            # read only where ec_key and ec_q match, after a store: no need to zero them
-            np.empty((max(int(endpoints), 1), nb)),
-            np.empty((max(int(endpoints), 1), nb), np.int32),
-            np.zeros((QUEUE, 2), np.int32),
-            np.zeros((2, dof)),
-            np.zeros((nb, 2)),
+        self.buffers = allocate(
+            CheckBuffers,
+            n_links=n_links,
+            n_pieces=n_pieces,
+            n_bodies=nb,
+            dof=dof,
+            intervals=INTERVALS,
+            front_rows=n_pieces * FRONT,
+            endpoints=max(int(endpoints), 1),
+            queue=QUEUE,
         )
         row_list = rows(self.scratch) + rows(self.buffers)
         self.table = array_table(row_list)
@@ -276,3 +267,34 @@ class CheckWorkspace:
         b.ec_key[:] = 0
         b.ec_q[:] = np.nan
         self.scratch.warm[:] = np.nan
+
+
+def body_distances(rows: np.ndarray, m: CheckModel) -> LinkDistances:
+    """The `LinkDistances` of the bodies' distance rows (distance, exact, nearest slot) of
+    model m (`CollisionChecker._distances`): the link bodies' rows, with each self pair's
+    distance given to both of its bodies when it is their nearest partner."""
+    nl = m.n_links
+    names = m.body_names[:nl]
+    d = np.where(rows[:, 1] == 0, np.inf, rows[:, 0])  # a bound only: beyond the cap
+    slots = rows[:nl, 2].astype(np.int64)
+    ids = np.full(nl, -1, np.int64)
+    near = slots >= 0  # (an empty scene has no slot ids to index)
+    ids[near] = m.slot_ids[slots[near]]
+    self_d = np.full(nl, np.inf)
+    partner = np.array([""] * nl, dtype=object)
+    link_of = {n: k for k, n in enumerate(names)}
+    for j, pair in enumerate(m.body_names[nl:]):
+        a, b = pair.split("|")
+        for me, other in ((a, b), (b, a)):
+            k = link_of[me]
+            if d[nl + j] < self_d[k]:
+                self_d[k], partner[k] = d[nl + j], other
+    return LinkDistances(
+        links=np.array(names, dtype=object),
+        scene=d[:nl],
+        object=ids,
+        name=np.array([m.names.get(int(i)) for i in ids], dtype=object),
+        self_distance=self_d,
+        partner=partner,
+        distance=np.minimum(d[:nl], self_d),
+    )

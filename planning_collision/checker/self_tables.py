@@ -125,26 +125,29 @@ def _build_group(robot, evaluate, n_links: int, axes: tuple, members: list) -> d
     return out
 
 
-def no_tables(pairs) -> tuple:
-    """The CheckRobot table fields of self pairs `pairs` without tables."""
+def no_tables(pairs) -> dict:
+    """The CheckRobot table fields (pt_*, by name) of self pairs `pairs` without tables."""
     k = len(pairs)
-    return (
-        np.full((k, 2), -1, np.int32),
-        np.zeros((k, 2)),
-        np.ones((k, 2)),
-        np.ones((k, 2), np.int32),
-        np.full(k, -1, np.int32),
-        np.full(k, -np.inf),
-        np.zeros(1),
-    )
+    return {
+        "pt_q": np.full((k, 2), -1, np.int32),
+        "pt_lo": np.zeros((k, 2)),
+        "pt_w": np.ones((k, 2)),
+        "pt_n": np.ones((k, 2), np.int32),
+        "pt_start": np.full(k, -1, np.int32),
+        "pt_min": np.full(k, -np.inf),
+        "pt_lb": np.zeros(1),
+    }
 
 
-def pair_tables(robot, pairs, n_links: int, evaluate) -> tuple:
-    """The CheckRobot table fields (pt_q, pt_lo, pt_w, pt_n, pt_start, pt_min, pt_lb) of the
-    self pairs `pairs` ((k, 2) link indices; body n_links + j is pair j). evaluate(robot, Q,
-    bodies, cap): (len(Q), len(bodies)) lower bounds on those pair bodies' distances at the
-    configurations Q, exact up to cap (checker/model.py `pair_distances`)."""
-    pt_q, pt_lo, pt_w, pt_n, pt_start, pt_min, _ = no_tables(pairs)
+def pair_tables(robot, pairs, n_links: int, evaluate) -> dict:
+    """The CheckRobot table fields (pt_q, pt_lo, pt_w, pt_n, pt_start, pt_min, pt_lb), by
+    name, of the self pairs `pairs` ((k, 2) link indices; body n_links + j is pair j).
+    evaluate(robot, Q, bodies, cap): (len(Q), len(bodies)) lower bounds on those pair
+    bodies' distances at the configurations Q, exact up to cap (checker/model.py
+    `pair_distances`)."""
+    fields = no_tables(pairs)  # filled in below, pair by pair
+    pt_q, pt_lo, pt_w, pt_n = fields["pt_q"], fields["pt_lo"], fields["pt_w"], fields["pt_n"]
+    pt_start, pt_min = fields["pt_start"], fields["pt_min"]
     continuous = np.asarray(robot.continuous, bool)
     robot_key = _robot_key(robot)
     keys: list = []  # per pair: its table's key, or None (no table)
@@ -179,4 +182,5 @@ def pair_tables(robot, pairs, n_links: int, evaluate) -> tuple:
         chunks.append(lb)
         used += lb.size
     pt_lb = np.concatenate(chunks) if chunks else np.zeros(1)
-    return pt_q, pt_lo, pt_w, pt_n, pt_start, pt_min, np.ascontiguousarray(pt_lb, np.float64)
+    fields["pt_lb"] = np.ascontiguousarray(pt_lb, np.float64)
+    return fields

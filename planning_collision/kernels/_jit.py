@@ -1,18 +1,46 @@
-"""The one decorator every kernel uses, and how a first call's compile is helped along.
+"""numba's one door: the decorators every kernel uses, and every use of numba beyond its
+documented API, so that one file says what a numba upgrade may break.
 
 `cache=True` keeps the first-call compile cost to once per machine; `nogil=True` lets a
 caller run kernels from threads; `error_model="numpy"` makes 0/0 a NaN instead of an
 exception check on every division. No fastmath: predicates that decide a collision must
 see NaN and inf as they are.
+
+numba's private surface, all of it here (pyproject.toml pins numba to the versions it was
+tested with; `tests/test_jit.py` fails when one of these moves):
+
+- the njit option ``_nrt=False`` (`hot_kernel`);
+- the cache locators' class list ``caching.CacheImpl._locator_classes``, their mixin
+  ``caching._SourceFileBackedLocatorMixin`` and a locator's ``_py_file`` (the package-wide
+  cache stamp below; when they move, a warning says so and numba's own stamp holds);
+- a dispatcher's ``_cache._cache_file._load_index()`` and ``_cache._impl.locator``
+  (`cached_signatures`, `source_stamp`: what tests read of numba's cache);
+- ``numba.np.arrayobj.make_array``, ``populate_array`` and ``numba.core.cgutils``, which the
+  two intrinsics generate code with (kernels/handles.py, kernels/clock.py).
+
+The rest is numba's documented API: `numba.njit`, `numba.extending.intrinsic` and
+`overload`, `numba.literally`, the event API (`numba.core.event`), a dispatcher's
+`disable_compile`.
+
+**Plain Python.** With ``NUMBA_DISABLE_JIT=1`` every kernel runs as the Python it is
+written in (a debugger steps through it), the checker included: the intrinsics have
+Python twins (`intrinsic`), and `seal` does nothing.
 """
 
 import functools
 import gc
 import hashlib
+import warnings
 from pathlib import Path
 
 import numba
-from numba.core import caching, event
+from numba.core import caching, cgutils, event  # noqa: F401  (cgutils: kernels/clock.py)
+from numba.core.errors import TypingError  # noqa: F401  (kernels/handles.py)
+from numba.extending import intrinsic as _numba_intrinsic
+from numba.np.arrayobj import make_array, populate_array  # noqa: F401  (kernels/handles.py)
+
+# NUMBA_DISABLE_JIT=1: kernels are their Python functions
+JIT_DISABLED = bool(numba.config.DISABLE_JIT)
 
 kernel = numba.njit(cache=True, nogil=True, error_model="numpy")
 
@@ -108,7 +136,17 @@ def _install_locators() -> bool:
     try:
         classes = caching.CacheImpl._locator_classes
         mixin = caching._SourceFileBackedLocatorMixin
-    except AttributeError:
+        if not isinstance(classes, list) or not hasattr(mixin, "get_source_stamp"):
+            raise AttributeError("numba's locator list changed shape")
+    except AttributeError as e:
+        warnings.warn(
+            f"planning_collision: numba {numba.__version__} moved its cache locators ({e}); "
+            "an edit to one kernels/*.py file will not recompile the kernels that inline it. "
+            "After editing kernels, clear numba's cache (the __pycache__ directories of "
+            "planning_collision/kernels, or NUMBA_CACHE_DIR).",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         return False
     if any(c.__name__.startswith("Package") for c in classes):
         return True
@@ -119,3 +157,53 @@ def _install_locators() -> bool:
 
 
 LOCATORS_INSTALLED = _install_locators()
+
+
+def cached_signatures(dispatcher) -> set:
+    """The argument types `dispatcher` has compiled in this process or finds in numba's
+    on-disk cache index (empty for a plain function: NUMBA_DISABLE_JIT)."""
+    sigs = set(getattr(dispatcher, "signatures", ()))
+    cache = getattr(dispatcher, "_cache", None)
+    index = getattr(getattr(cache, "_cache_file", None), "_load_index", None)
+    if index is not None:
+        sigs |= {key[0] for key in index()}
+    return sigs
+
+
+def source_stamp(dispatcher):
+    """What numba's cache keys `dispatcher`'s machine code on besides its types (the
+    package stamp included for kernels of this package); None without a cache."""
+    impl = getattr(getattr(dispatcher, "_cache", None), "_impl", None)
+    return None if impl is None else impl.locator.get_source_stamp()
+
+
+def seal(dispatcher) -> bool:
+    """From now on `dispatcher` compiles for no new argument types: a call with others
+    raises TypeError (the checker's hot paths pass arguments unchecked once sealed and
+    check them on that TypeError). False, and nothing done, for a plain Python function
+    (NUMBA_DISABLE_JIT): it raises no TypeError, so its callers must keep checking."""
+    if JIT_DISABLED or not hasattr(dispatcher, "disable_compile"):
+        return False
+    dispatcher.disable_compile()
+    return True
+
+
+def with_python_twin(python_twin):
+    """A kernel whose plain-Python run (NUMBA_DISABLE_JIT) is `python_twin` instead: for the
+    rare kernel whose Python reading differs from its compiled one (int64 arithmetic that
+    wraps compiled and grows as Python integers)."""
+
+    def wrap(fn):
+        return python_twin if JIT_DISABLED else fn
+
+    return wrap
+
+
+def intrinsic(python_twin):
+    """`numba.extending.intrinsic`, or `python_twin` (the same function in plain Python)
+    under NUMBA_DISABLE_JIT, where an intrinsic cannot run."""
+
+    def wrap(fn):
+        return python_twin if JIT_DISABLED else _numba_intrinsic(fn)
+
+    return wrap

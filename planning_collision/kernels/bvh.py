@@ -11,14 +11,27 @@ SAH_MAX_DEPTH + ceil(log2(n)), so the stack never overflows for any array numpy 
 kernels still check and report overflow.
 """
 
-from collections import namedtuple
-
 import numpy as np
 
 from ._jit import kernel
-from .support import AT0, support_world
+from .codes import ZERO
+from .records import F2, I1, Field, record
+from .support import support_world
 
-FlatBVH = namedtuple("FlatBVH", ["lo", "hi", "left", "right", "first", "count", "order"])
+FlatBVH = record(
+    "FlatBVH",
+    __name__,
+    "A binary BVH (or a forest of them) of m nodes over n primitives (module doc).",
+    [
+        Field("lo", F2, ("m", 3), "node boxes: low corners"),
+        Field("hi", F2, ("m", 3), "and high corners"),
+        Field("left", I1, ("m",), "an internal node's children"),
+        Field("right", I1, ("m",), ""),
+        Field("first", I1, ("m",), "a leaf's primitives: order[first:first + count]"),
+        Field("count", I1, ("m",), "> 0: a leaf"),
+        Field("order", I1, ("n",), "primitive indices, leaf by leaf"),
+    ],
+)
 
 # Stack depth callers allocate (int32 entries). See the module doc.
 STACK_SIZE = 256
@@ -128,9 +141,9 @@ def shape_world_aabb(tab, i, T, lo, hi):
     for k in range(3):
         d = np.zeros(3)
         d[k] = 1.0
-        support_world(tab, i, T, d[0], d[1], d[2], buf, AT0)
+        support_world(tab, i, T, d[0], d[1], d[2], buf, ZERO)
         hi[k] = buf[k] + r
-        support_world(tab, i, T, -d[0], -d[1], -d[2], buf, AT0)
+        support_world(tab, i, T, -d[0], -d[1], -d[2], buf, ZERO)
         lo[k] = buf[k] - r
 
 
@@ -279,7 +292,7 @@ def wide_tree(lo, hi, width):
     order = np.arange(n)
     left, right, first, count, blo, bhi = sah_forest(
         lo, hi, order, np.zeros(1, np.int64), np.full(1, n, np.int64), np.int64(1)
-    )  # not 1: a literal compiles sah_forest again (support.AT0)
+    )  # not 1: a literal compiles sah_forest again (kernels/codes.py)
     item = order[first]
     m = left.shape[0]
     src = np.empty(m, np.int64)  # binary node of each wide node

@@ -10,8 +10,9 @@ perpendicular to both segments, or to the one with length).
 import math
 
 from ._jit import hot_kernel, inline_kernel
+from .tolerances import DIVISION_GUARD, PARALLEL_REL, PARALLEL_SIN, WITNESS_MIN_NORM
 
-_EPS = 1e-300
+_EPS = DIVISION_GUARD  # a segment this short (squared) is a point
 
 
 @hot_kernel
@@ -47,7 +48,7 @@ def segment_segment_closest(p1, q1, p2, q2):
         return _clamp01(-c / a), 0.0
     b = d1x * d2x + d1y * d2y + d1z * d2z
     denom = a * e - b * b
-    if denom > 1e-14 * a * e:
+    if denom > PARALLEL_REL * a * e:
         s = _clamp01((b * f - c * e) / denom)
     else:
         s = 0.0  # parallel: any s works; t below makes the pair closest
@@ -83,7 +84,7 @@ def capsule_capsule_distance(ca, ua, ha, ra, cb, ub, hb, rb, out):
     ny = by - ay
     nz = bz - az
     dc = math.sqrt(nx * nx + ny * ny + nz * nz)
-    if dc > 1e-12:
+    if dc > WITNESS_MIN_NORM:
         nx /= dc
         ny /= dc
         nz /= dc
@@ -112,7 +113,7 @@ def _contact_normal(ua, ha, ub, hb, ca, cb):
         cy = ua[2] * ub[0] - ua[0] * ub[2]
         cz = ua[0] * ub[1] - ua[1] * ub[0]
         cl = math.sqrt(cx * cx + cy * cy + cz * cz)
-        if cl > 1e-9:
+        if cl > PARALLEL_SIN:
             cx /= cl
             cy /= cl
             cz /= cl
@@ -130,7 +131,7 @@ def _contact_normal(ua, ha, ub, hb, ca, cb):
         py = dy - k * u[1]
         pz = dz - k * u[2]
         pl = math.sqrt(px * px + py * py + pz * pz)
-        if pl > 1e-12:
+        if pl > WITNESS_MIN_NORM:
             return px / pl, py / pl, pz / pl
         ax = abs(u[0])
         ay = abs(u[1])
@@ -147,7 +148,7 @@ def _contact_normal(ua, ha, ub, hb, ca, cb):
     dy = cb[1] - ca[1]
     dz = cb[2] - ca[2]
     dl = math.sqrt(dx * dx + dy * dy + dz * dz)
-    if dl > 1e-12:
+    if dl > WITNESS_MIN_NORM:
         return dx / dl, dy / dl, dz / dl
     return 1.0, 0.0, 0.0
 

@@ -6,20 +6,25 @@ check); read inside the kernel, the clock costs ~45 ns. It is the C library's
 ``clock_gettime(CLOCK_MONOTONIC)`` (the vDSO on Linux, no system call), called by its name
 so the compiled code stays cacheable (numba refuses to cache a ctypes function pointer).
 Where there is no ``clock_gettime`` (Windows) `HAS_CLOCK` is False and the clock reads 0.
+As plain Python (NUMBA_DISABLE_JIT=1) it is `time.monotonic_ns`, the same clock.
 """
 
 import time
 
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
+
+from ._jit import cgutils, intrinsic
 
 HAS_CLOCK = hasattr(time, "CLOCK_MONOTONIC")
 _CLOCK_ID = getattr(time, "CLOCK_MONOTONIC", 0)
 
 
-@intrinsic
+def _python_monotonic_ns() -> int:
+    return time.monotonic_ns() if HAS_CLOCK else 0
+
+
+@intrinsic(_python_monotonic_ns)
 def monotonic_ns(typingctx):
     """Nanoseconds of the monotonic clock (0 where `HAS_CLOCK` is False)."""
 

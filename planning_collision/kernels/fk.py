@@ -18,26 +18,28 @@ held (fixed at a value) and mimic joints alike:
 """
 
 import math
-from collections import namedtuple
 
-from ._jit import hot_kernel, kernel
+from ._jit import hot_kernel, inline_kernel, kernel
+from .records import F1, F2, F3, I1, Field, record
 
 FIXED = 0
 REVOLUTE = 1  # revolute and continuous
 PRISMATIC = 2
 
-RobotModel = namedtuple(
+RobotModel = record(
     "RobotModel",
+    __name__,
+    "A robot's kinematic tree as arrays, links parents first (module doc).",
     [
-        "parent",  # (n_links,) int32, -1 for the root; parent[i] < i
-        "jtype",  # (n_links,) int32, FIXED / REVOLUTE / PRISMATIC (joint to the parent)
-        "axis",  # (n_links, 3) float64, unit, joint frame
-        "origin",  # (n_links, 4, 4) float64, T_parent_joint at zero
-        "qidx",  # (n_links,) int32, configuration index driving the joint, -1 if none
-        "mult",  # (n_links,) float64, joint value = offset + mult * q[qidx]
-        "offset",  # (n_links,) float64
-        "lower",  # (dof,) float64 joint limits of q
-        "upper",  # (dof,) float64
+        Field("parent", I1, ("n_links",), "-1 for the root; parent[i] < i"),
+        Field("jtype", I1, ("n_links",), "FIXED / REVOLUTE / PRISMATIC (joint to the parent)"),
+        Field("axis", F2, ("n_links", 3), "unit joint axis, joint frame"),
+        Field("origin", F3, ("n_links", 4, 4), "T_parent_joint at zero"),
+        Field("qidx", I1, ("n_links",), "configuration index driving the joint, -1 if none"),
+        Field("mult", F1, ("n_links",), "joint value = offset + mult * q[qidx]"),
+        Field("offset", F1, ("n_links",), ""),
+        Field("lower", F1, ("dof",), "joint limits of q"),
+        Field("upper", F1, ("dof",), ""),
     ],
 )
 
@@ -205,3 +207,15 @@ def piece_poses(link_poses, piece_link, piece_pose, out):
         T[3, 1] = 0.0
         T[3, 2] = 0.0
         T[3, 3] = 1.0
+
+
+@inline_kernel
+def balls_apart(P, brad, ia, ib, margin):
+    """True when posed pieces ia and ib are farther apart than margin for certain: their
+    bounding balls (radius brad about each piece's origin, posed by P) are. The first test
+    of every self pair's piece pair (the checker's, and the ACM's sampling)."""
+    dx = P[ia, 0, 3] - P[ib, 0, 3]
+    dy = P[ia, 1, 3] - P[ib, 1, 3]
+    dz = P[ia, 2, 3] - P[ib, 2, 3]
+    rr = brad[ia] + brad[ib] + margin
+    return dx * dx + dy * dy + dz * dz > rr * rr

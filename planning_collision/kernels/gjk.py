@@ -28,11 +28,18 @@ Every loop ends: at most ``MAX_ITER`` iterations, and each iteration either stri
 
 import math
 
-import numpy as np
-
 from ._jit import hot_kernel, inline_kernel
+from .codes import BEYOND, FOUR, ONE, OVERLAP, SEPARATED, THREE, TWO, WITHIN, ZERO
 from .support import core_support_xyz, table_arrays
-from .tolerances import GJK_ABS_TOL, GJK_REL_TOL, GJK_ZERO_TOL
+from .tolerances import (
+    GJK_ABS_TOL,
+    GJK_FLAT_TETRA_REL,
+    GJK_FLAT_TRIANGLE_REL2,
+    GJK_REL_TOL,
+    GJK_REPEAT_ABS2,
+    GJK_REPEAT_REL2,
+    GJK_ZERO_TOL,
+)
 
 W = 0
 SA = 12
@@ -48,16 +55,10 @@ WS_SIZE = 56
 
 MAX_ITER = 128
 
-# Simplex indices passed as int64 values, not literals: numba compiles a helper once per
-# literal argument it is called with (21 compiles of the sub-simplex solvers, seconds of a
-# user's first call).
-_I0, _I1, _I2, _I3, _I4 = (np.int64(k) for k in range(5))
-
-# Status codes returned by gjk_core.
-SEPARATED = 0  # converged: |v| is the core distance (within tolerance), witnesses valid
-OVERLAP = 1  # the cores intersect (origin in D, or |v| at round-off level)
-BEYOND = 2  # stopped early: the lower bound already exceeds `stop_above`
-WITHIN = 3  # stopped early: the upper bound |v| is already <= `stop_below`
+# Simplex indices go to the sub-simplex solvers as np.int64 (ZERO .. FOUR), not literals:
+# numba compiles a helper once per literal argument it is called with (21 compiles of the
+# sub-simplex solvers, seconds of a user's first call). gjk_core's status: SEPARATED,
+# OVERLAP, BEYOND, WITHIN (kernels/codes.py).
 
 # Convergence: stop when the duality gap |v| - v.w/|v| is below ABS_TOL + REL_TOL * |v|;
 # |v| below ZERO_TOL counts as core contact (kernels/tolerances.py).
@@ -122,7 +123,7 @@ def _s2d(ws, i0, i1, i2):
     nz = abx * acy - aby * acx
     nn = nx * nx + ny * ny + nz * nz
     scale = abx * abx + aby * aby + abz * abz + acx * acx + acy * acy + acz * acz
-    if nn > 1e-24 * scale * scale:
+    if nn > GJK_FLAT_TRIANGLE_REL2 * scale * scale:
         # triple products n.(p1 x p2) etc.
         l0 = (
             nx * (ws[b + 1] * ws[c + 2] - ws[b + 2] * ws[c + 1])
@@ -203,14 +204,14 @@ def _s3d(ws):
     The origin's coordinates are the volumes of the tetrahedra with vertex k replaced by
     the origin, over the whole volume. The origin's slot is ws[TMP:TMP+3] set to zero.
     """
-    o = _I0 + TMP
+    o = ZERO + TMP
     ws[o] = 0.0
     ws[o + 1] = 0.0
     ws[o + 2] = 0.0
-    p0 = _I0 + W
-    p1 = _I0 + W + 3
-    p2 = _I0 + W + 6
-    p3 = _I0 + W + 9
+    p0 = ZERO + W
+    p1 = ZERO + W + 3
+    p2 = ZERO + W + 6
+    p3 = ZERO + W + 9
     det = _vol(ws, p0, p1, p2, p3)
     c0 = _vol(ws, o, p1, p2, p3)
     c1 = _vol(ws, p0, o, p2, p3)
@@ -218,7 +219,7 @@ def _s3d(ws):
     c3 = det - c0 - c1 - c2
     # scale for the degeneracy test: cube of the longest edge from p0
     e = max(_dist2(ws, p0, p1), _dist2(ws, p0, p2), _dist2(ws, p0, p3))
-    flat = abs(det) <= 1e-14 * e * math.sqrt(e)
+    flat = abs(det) <= GJK_FLAT_TETRA_REL * e * math.sqrt(e)
     if not flat:
         if det > 0.0:
             inside = c0 > 0.0 and c1 > 0.0 and c2 > 0.0 and c3 > 0.0
@@ -234,28 +235,28 @@ def _s3d(ws):
     r3 = 0.0
     # face opposite vertex k is searched when k's coordinate disagrees in sign with det
     if flat or c0 * det <= 0.0:
-        m, u1, u2, u3 = _s2d(ws, _I1, _I2, _I3)
+        m, u1, u2, u3 = _s2d(ws, ONE, TWO, THREE)
         d = _sqnorm4(ws, 0.0, u1, u2, u3)
         if d < best:
             best = d
             bm = m << 1
             r0, r1, r2, r3 = 0.0, u1, u2, u3
     if flat or c1 * det <= 0.0:
-        m, u0, u2, u3 = _s2d(ws, _I0, _I2, _I3)
+        m, u0, u2, u3 = _s2d(ws, ZERO, TWO, THREE)
         d = _sqnorm4(ws, u0, 0.0, u2, u3)
         if d < best:
             best = d
             bm = (m & 1) | ((m & 6) << 1)
             r0, r1, r2, r3 = u0, 0.0, u2, u3
     if flat or c2 * det <= 0.0:
-        m, u0, u1, u3 = _s2d(ws, _I0, _I1, _I3)
+        m, u0, u1, u3 = _s2d(ws, ZERO, ONE, THREE)
         d = _sqnorm4(ws, u0, u1, 0.0, u3)
         if d < best:
             best = d
             bm = (m & 3) | ((m & 4) << 1)
             r0, r1, r2, r3 = u0, u1, 0.0, u3
     if flat or c3 * det <= 0.0:
-        m, u0, u1, u2 = _s2d(ws, _I0, _I1, _I2)
+        m, u0, u1, u2 = _s2d(ws, ZERO, ONE, TWO)
         d = _sqnorm4(ws, u0, u1, u2, 0.0)
         if d < best:
             best = d
@@ -318,13 +319,13 @@ def simplex_closest(ws, n):
         ws[LAM] = 1.0
         return 1
     if n == 2:
-        m, l0, l1 = _s1d(ws, _I0, _I1)
-        return _compact(ws, _I2, m, l0, l1, 0.0, 0.0)
+        m, l0, l1 = _s1d(ws, ZERO, ONE)
+        return _compact(ws, TWO, m, l0, l1, 0.0, 0.0)
     if n == 3:
-        m, l0, l1, l2 = _s2d(ws, _I0, _I1, _I2)
-        return _compact(ws, _I3, m, l0, l1, l2, 0.0)
+        m, l0, l1, l2 = _s2d(ws, ZERO, ONE, TWO)
+        return _compact(ws, THREE, m, l0, l1, l2, 0.0)
     m, l0, l1, l2, l3 = _s3d(ws)
-    return _compact(ws, _I4, m, l0, l1, l2, l3)
+    return _compact(ws, FOUR, m, l0, l1, l2, l3)
 
 
 @inline_kernel
@@ -410,7 +411,7 @@ def gjk_core(tab_a, ia, T_a, tab_b, ib, T_b, v0x, v0y, v0z, stop_above, stop_bel
             dx = wx - ws[W + 3 * k]
             dy = wy - ws[W + 3 * k + 1]
             dz = wz - ws[W + 3 * k + 2]
-            if dx * dx + dy * dy + dz * dz <= 1e-30 + 1e-24 * vv:
+            if dx * dx + dy * dy + dz * dz <= GJK_REPEAT_ABS2 + GJK_REPEAT_REL2 * vv:
                 return SEPARATED, n, vn
         o = 3 * n
         ws[SA + o] = ax

@@ -9,8 +9,10 @@ and their planes apart.
 import math
 
 from ._jit import hot_kernel
+from .codes import ONE
 from .layout import HALFSPACE
-from .support import AT1, support_world
+from .support import support_world
+from .tolerances import ANTIPARALLEL_TOL
 
 
 @hot_kernel
@@ -32,7 +34,7 @@ def convex_halfspace_distance(tab_a, ia, T_a, tab_b, ib, T_b, out):
     if tab_a.kind[ia] == HALFSPACE:
         mx, my, mz, oa = halfspace_world(tab_a, ia, T_a)
         # only antiparallel halfspaces can be apart: a = {m.x <= oa}, b = {-m.x <= o}
-        if mx * nx + my * ny + mz * nz < -1.0 + 1e-12:
+        if mx * nx + my * ny + mz * nz < -1.0 + ANTIPARALLEL_TOL:
             gap = -o - oa
             out[0] = gap
             out[1] = oa * mx
@@ -57,7 +59,7 @@ def convex_halfspace_distance(tab_a, ia, T_a, tab_b, ib, T_b, out):
             out[9] = -nz
         return
     r = tab_a.params[ia, 0]
-    support_world(tab_a, ia, T_a, -nx, -ny, -nz, out, AT1)
+    support_world(tab_a, ia, T_a, -nx, -ny, -nz, out, ONE)
     # deepest point of the swept shape
     out[1] -= r * nx
     out[2] -= r * ny

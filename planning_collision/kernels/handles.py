@@ -8,51 +8,26 @@ shape2)``, built once (`array_table`), and rebuild the arrays inside the compile
 from the addresses (no copy, no allocation). The caller must keep the arrays alive as
 long as the table is used (the checker holds them).
 
-`TREES` says which fields each namedtuple has: a ``(dtype, ndim)`` array, or a nested
-namedtuple whose rows come in its place. `array_table` checks every array against it (so a
-table never reinterprets memory as the wrong type), and `table_view` makes the compiled
-function that rebuilds namedtuples from consecutive rows: one call in the numba IR, which
-emits the loads of all its arrays at once (LLVM drops those a function does not use).
-Rebuilding them through one compiled accessor call per array cost ~2 s of a user's first
-call for every function that did it.
+`TREES` (kernels/records.py: every record declares itself there) says which fields each
+record has: a ``(dtype, ndim)`` array, or a nested record whose rows come in its place.
+`array_table` checks every array against it (so a table never reinterprets memory as the
+wrong type), and `table_view` makes the compiled function that rebuilds records from
+consecutive rows: one call in the numba IR, which emits the loads of all its arrays at once
+(LLVM drops those a function does not use). Rebuilding them through one compiled
+accessor call per array cost ~2 s of a user's first call for every function that did it.
 """
+
+import ctypes
 
 import numba
 import numpy as np
 from numba import types
-from numba.core.errors import TypingError
-from numba.extending import intrinsic
-from numba.np.arrayobj import make_array, populate_array
 
-from .bvh import FlatBVH
+from ._jit import TypingError, intrinsic, make_array, populate_array
 from .fk import RobotModel
-from .layout import ShapeTable
-from .scratch import Scratch
-from .traversal import FlatScene
+from .records import TREES
 
 COLS = 5  # address, ndim, shape0, shape1, shape2
-
-# (dtype, ndim) leaves
-F1, F2, F3 = ("float64", 1), ("float64", 2), ("float64", 3)
-I1, I2, L1, U1 = ("int32", 1), ("int32", 2), ("int64", 1), ("uint8", 1)
-
-# Each namedtuple's fields in order: a (dtype, ndim) leaf, or a namedtuple class of TREES
-# whose rows come in its place. `register` adds more.
-TREES = {
-    ShapeTable: [I1, F2, I1, F2, I1, I1, F2, F1, F1],
-    FlatBVH: [F2, F2, I1, I1, I1, I1, I1],
-    RobotModel: [I1, I1, F2, F3, I1, F1, F1, F1, F1],
-    Scratch: [F1, I2, F1, U1, F2, I1, L1, F2],
-    FlatScene: [ShapeTable, F3, F2, F2, I1, FlatBVH]
-    + [I1, F2, F2, I1, I1, F2, F2, I1, I1, I1, I1, I1, I1],
-}
-
-
-def register(cls, tree) -> None:
-    """Declare namedtuple class `cls` by its fields (leaves or registered classes)."""
-    if len(tree) != len(cls._fields):
-        raise ValueError(f"{cls.__name__}: {len(cls._fields)} fields, tree has {len(tree)}")
-    TREES[cls] = list(tree)
 
 
 def leaves(cls) -> list:
@@ -121,10 +96,34 @@ def _numba_type(node, readonly=False):
 def table_view(*classes):
     """A compiled function ``view(h, k)`` giving the tuple of namedtuples `classes` rebuilt
     from rows k.. of table h: each array a view of the memory its row addresses (no copy,
-    no allocation, no reference count). ``view.n_rows``: the rows it reads."""
+    no allocation, no reference count). ``view.n_rows``: the rows it reads;
+    ``view.python_twin``: the same in plain Python (what NUMBA_DISABLE_JIT runs)."""
     tuple_type = types.Tuple([_numba_type(c) for c in classes])
 
-    @intrinsic
+    def python_view(h, k):
+        """The same in plain Python (NUMBA_DISABLE_JIT): numpy arrays over the addresses."""
+        row = [int(k)]
+
+        def build(node, readonly):
+            if isinstance(node, type):
+                ro = readonly or node in READ_ONLY
+                return node(*[build(f, ro) for f in TREES[node]])
+            dtype, ndim = np.dtype(node[0]), node[1]
+            r = h[row[0]]
+            row[0] += 1
+            shape = tuple(int(x) for x in r[2 : 2 + ndim])
+            n = int(np.prod(shape)) * dtype.itemsize
+            buf = (ctypes.c_char * n).from_address(int(r[0])) if n else b""
+            a = np.frombuffer(buf, dtype).reshape(shape)
+            if not readonly:  # frombuffer over ctypes memory is writeable already
+                return a
+            a = a.view()
+            a.flags.writeable = False
+            return a
+
+        return tuple(build(c, False) for c in classes)
+
+    @intrinsic(python_view)
     def view(typingctx, h, k):
         if not (isinstance(h, types.Array) and h.ndim == 2 and h.layout == "C"):
             raise TypingError(f"an address table is a 2-D C-contiguous array, not {h}")
@@ -160,4 +159,5 @@ def table_view(*classes):
         return tuple_type(h, k), codegen
 
     view.n_rows = sum(len(leaves(c)) for c in classes)
+    view.python_twin = python_view
     return view

@@ -34,9 +34,9 @@ Kind codes are module constants: numba freezes them at compile time, which is wh
 for immutable codes (they are never reassigned).
 """
 
-from collections import namedtuple
-
 import numpy as np
+
+from .records import F1, F2, I1, Field, record
 
 SPHERE = 0
 CAPSULE = 1
@@ -52,9 +52,21 @@ N_PARAMS = 8
 # at or below, brute force is faster (no branches, vectorisable, no warm start needed).
 HILL_CLIMB_MIN_VERTS = 48
 
-ShapeTable = namedtuple(
+ShapeTable = record(
     "ShapeTable",
-    ["kind", "params", "vstart", "verts", "adjstart", "adj", "aabb", "brad", "vsoa"],
+    __name__,
+    "A set of n shapes with nv points in all (module doc).",
+    [
+        Field("kind", I1, ("n",), "the kind code of each shape"),
+        Field("params", F2, ("n", N_PARAMS), "[0] the sweep radius, the rest per kind"),
+        Field("vstart", I1, ("n + 1",), "shape i's points: verts[vstart[i]:vstart[i + 1]]"),
+        Field("verts", F2, ("nv", 3), "the points of the CONVEX shapes, shape frame"),
+        Field("adjstart", I1, ("nv + 1",), "point g's hull neighbours: adj[adjstart[g]:[g+1]]"),
+        Field("adj", I1, ("n_adj",), "neighbours as local point indices (CSR)"),
+        Field("aabb", F2, ("n", 6), "local box (lo, hi), the sweep radius included"),
+        Field("brad", F1, ("n",), "radius of a ball about the local origin holding it"),
+        Field("vsoa", F1, ("3 * nv",), "verts again, per shape x.., y.., z.. (soa_vertices)"),
+    ],
 )
 
 

@@ -15,28 +15,27 @@ import numpy as np
 
 from ._jit import hot_kernel, inline_kernel, kernel
 from .capsule_capsule import capsule_capsule_distance
-from .epa import EPA_WS_END, epa_core
-from .gjk import (
+from .codes import (
+    APART,
     BEYOND,
-    LAM,
+    CORES_OVERLAP,
+    CORES_WITHIN,
+    EXACT,
+    LOWER_BOUND,
     OVERLAP,
-    SA,
-    SB,
-    V_IN,
-    V_SET,
+    PENETRATING,
+    UNKNOWN,
     WITHIN,
-    WS_SIZE,
-    gjk_core,
 )
+from .epa import EPA_WS_END, epa_core
+from .gjk import LAM, SA, SB, V_IN, V_SET, WS_SIZE, gjk_core
 from .halfspace import convex_halfspace_distance
 from .layout import BOX, CAPSULE, HALFSPACE, OUT_SIZE, SPHERE
 from .sphere_box import sphere_box_distance
 from .tolerances import WITNESS_MIN_NORM
 
-# pair_distance status
-EXACT = 0  # separated, exact distance and witnesses
-PENETRATING = 1  # overlapping, depth from closed form or EPA
-LOWER_BOUND = 2  # stopped early: out[0] is a lower bound > max_dist, witnesses unset
+# pair_distance's and pair_separation's status: EXACT, PENETRATING or LOWER_BOUND;
+# overlap_within's: APART, CORES_WITHIN or UNKNOWN (kernels/codes.py)
 
 # scratch beyond GJK's: a 10-float result buffer for flips and EPA, then EPA's polytope
 _EPA_OUT = WS_SIZE
@@ -109,10 +108,6 @@ def _start_direction(T_a, T_b, ws):
     return T_a[0, 3] - T_b[0, 3], T_a[1, 3] - T_b[1, 3], T_a[2, 3] - T_b[2, 3]
 
 
-# status of _gjk_separation beyond pair_distance's: the cores overlap (depth unknown)
-_CORES_OVERLAP = 3
-
-
 # The two steps every pair query goes through are inlined into their callers: a call that
 # passes two shape tables costs ~0.1 us, and a scene distance query makes several (inlined:
 # demos.bench.scene distance queries 7-10 % faster, the checker's certified edges 15 %, no
@@ -121,7 +116,7 @@ _CORES_OVERLAP = 3
 def _gjk_separation(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
     """GJK on the cores. Returns (status, n): EXACT or PENETRATING (the cores apart: out
     holds the exact signed distance, witnesses and normal), LOWER_BOUND (out[0] a lower
-    bound > max_dist), or _CORES_OVERLAP (out[0] = -(ra + rb), the most the pair can be
+    bound > max_dist), or CORES_OVERLAP (out[0] = -(ra + rb), the most the pair can be
     apart: the depth is at least the sweep radii; n is GJK's simplex size for EPA)."""
     ra = tab_a.params[ia, 0]
     rb = tab_b.params[ib, 0]
@@ -166,13 +161,13 @@ def _gjk_separation(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
             out[9] = nz
             return (EXACT if out[0] > 0.0 else PENETRATING), n
     out[0] = -R
-    return _CORES_OVERLAP, n
+    return CORES_OVERLAP, n
 
 
 @hot_kernel
 def _gjk_distance(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
     status, n = _gjk_separation(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out)
-    if status != _CORES_OVERLAP:
+    if status != CORES_OVERLAP:
         return status
     # the cores touch or overlap: EPA on the cores, then add the radii
     ra = tab_a.params[ia, 0]
@@ -240,7 +235,7 @@ def pair_separation(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
     if _non_gjk(tab_a, ia, T_a, tab_b, ib, T_b, out):
         return EXACT if out[0] > 0.0 else PENETRATING
     status, _ = _gjk_separation(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out)
-    return PENETRATING if status == _CORES_OVERLAP else status
+    return PENETRATING if status == CORES_OVERLAP else status
 
 
 @inline_kernel
@@ -252,9 +247,6 @@ def closed_form_pair(ka, kb):
 
 
 # overlap_within's answers
-APART = 0
-CORES_WITHIN = 1
-UNKNOWN = 2
 
 
 @hot_kernel

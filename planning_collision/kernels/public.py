@@ -11,19 +11,22 @@ table is eight arrays.
 import numpy as np
 
 from ._jit import kernel
+from .codes import (
+    POSE_LAST_ROW,
+    POSE_NOT_FINITE,
+    POSE_NOT_RIGID,
+    POSE_OK,
+    POSE_OUT_OF_RANGE,
+    SECOND_POSE,
+    ZERO,
+)
 from .layout import ShapeTable
 from .pair import pair_distance, pair_overlap
 from .tolerances import LAST_ROW_TOL, ROTATION_TOL, WORLD_LIMIT
 
 # A packed table's one shape, as np.int64 (a literal 0 would compile the pair kernels once
-# more than the checker's and the scene's calls do: support.AT0)
-ONLY = np.int64(0)
-
-POSE_OK = 0
-POSE_NOT_FINITE = 1
-POSE_LAST_ROW = 2
-POSE_NOT_RIGID = 3
-POSE_OUT_OF_RANGE = 4
+# more than the checker's and the scene's calls do: kernels/codes.py)
+ONLY = ZERO
 
 
 @kernel
@@ -74,24 +77,24 @@ def unpack_single(ints, floats):
 
 @kernel
 def _pose_code(Ta, Tb):
-    """0 when both poses pass `pose_check`, else 10 + code for Ta or 20 + code for Tb."""
+    """POSE_OK when both poses pass `pose_check`, else Ta's code, or Tb's + SECOND_POSE."""
     c = pose_check(Ta)
     if c != POSE_OK:
-        return 10 + c
+        return c
     c = pose_check(Tb)
     if c != POSE_OK:
-        return 20 + c
-    return 0
+        return c + SECOND_POSE
+    return POSE_OK
 
 
 @kernel
 def checked_distance(ia, fa, Ta, ib, fb, Tb, ws, out):
     """Check both poses, then `pair_distance` of the packed one-shape tables (ia, fa) and
-    (ib, fb) into out[0:10]. ws: a pair workspace (`new_workspace()`). Returns 0, or 10 +
-    code for a bad Ta, 20 + code for a bad Tb (out untouched). The packed arrays come
-    unpaired: numba types a tuple argument in Python, 0.1 µs more than two arrays."""
+    (ib, fb) into out[0:10]. ws: a pair workspace (`new_workspace()`). Returns POSE_OK, or
+    a pose code (`_pose_code`; out untouched). The packed arrays come unpaired: numba types
+    a tuple argument in Python, 0.1 µs more than two arrays."""
     c = _pose_code(Ta, Tb)
-    if c == 0:
+    if c == POSE_OK:
         A = unpack_single(ia, fa)
         B = unpack_single(ib, fb)
         pair_distance(A, ONLY, Ta, B, ONLY, Tb, np.inf, ws, out)
@@ -101,10 +104,10 @@ def checked_distance(ia, fa, Ta, ib, fb, Tb, ws, out):
 @kernel
 def checked_overlap(ia, fa, Ta, ib, fb, Tb, margin, ws):
     """Check both poses, then `pair_overlap`: returns 1 when the signed distance is
-    <= margin, 0 when not, or 10 + code for a bad Ta, 20 + code for a bad Tb. No output
-    array: a collide() call allocates nothing."""
+    <= margin, 0 when not, or a pose code (`_pose_code`). No output array: a collide() call
+    allocates nothing."""
     c = _pose_code(Ta, Tb)
-    if c != 0:
+    if c != POSE_OK:
         return c
     A = unpack_single(ia, fa)
     B = unpack_single(ib, fb)

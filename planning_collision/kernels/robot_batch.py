@@ -7,7 +7,7 @@ configuration, so 10,000 Panda samples take seconds.
 """
 
 from ._jit import kernel
-from .fk import fk, piece_poses
+from .fk import balls_apart, fk, piece_poses
 from .pair import pair_overlap
 
 
@@ -31,7 +31,7 @@ def count_link_pair_collisions(
 
     Pieces of link ``l`` are ``link_start[l]:link_start[l+1]`` of `tab`, posed in the link by
     ``piece_pose``. A bounding-sphere test (``tab.brad`` about the piece origin) skips far
-    pairs before GJK. link_buf (n_links, 4, 4), piece_buf (n_pieces, 4, 4): scratch.
+    pairs before GJK (`balls_apart`). link_buf (n_links, 4, 4), piece_buf (n_pieces, 4, 4): scratch.
     """
     for k in range(Q.shape[0]):
         fk(model, Q[k], link_buf)
@@ -42,11 +42,7 @@ def count_link_pair_collisions(
             hit = False
             for ia in range(link_start[a], link_start[a + 1]):
                 for ib in range(link_start[b], link_start[b + 1]):
-                    dx = piece_buf[ia, 0, 3] - piece_buf[ib, 0, 3]
-                    dy = piece_buf[ia, 1, 3] - piece_buf[ib, 1, 3]
-                    dz = piece_buf[ia, 2, 3] - piece_buf[ib, 2, 3]
-                    rr = tab.brad[ia] + tab.brad[ib] + margin
-                    if dx * dx + dy * dy + dz * dz > rr * rr:
+                    if balls_apart(piece_buf, tab.brad, ia, ib, margin):
                         continue
                     if pair_overlap(tab, ia, piece_buf[ia], tab, ib, piece_buf[ib], margin, ws):
                         hit = True

@@ -6,12 +6,11 @@ loops (python -m demos.bench.scene, column "(c) all pairs").
 
 import math
 
-import numpy as np
-
 from ._jit import kernel
+from .codes import ZERO
 from .pair import pair_distance, pair_overlap
 
-ONLY = np.int64(0)  # the query's one shape (np.int64: support.AT0)
+ONLY = ZERO  # the query's one shape (np.int64: kernels/codes.py)
 
 
 @kernel

@@ -2,28 +2,22 @@
 (kernels/traversal.py): `scene_traverse` (Scene's queries, the public pair queries of
 non-convex shapes) and the batch fast paths for one moving single-primitive query
 (benchmarks, tests). The checker compiles the traversal into its own kernels instead
-(kernels/checker.py)."""
+(kernels/check_core.py `query`)."""
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ._jit import hot_kernel
-from .traversal import COLLIDE, DISTANCE, OVERFLOW, traverse
+from .codes import COLLIDE, DISTANCE, NO, ONE, OVERFLOW, YES, ZERO
+from .traversal import traverse
 
 __all__ = ["scene_collide_batch", "scene_min_distance_batch", "scene_traverse"]
 
-# Constants passed to `traverse` as numpy scalars, not literals: numba would compile the
-# traversal once per literal value, apart from the checker's and Scene's copy of it
-# (tests/test_jit.py)
-_FIRST = np.int64(0)
-_ONE = np.int64(1)
-_YES = np.bool_(True)
-_NO = np.bool_(False)
-_COLLIDE = np.int64(COLLIDE)
-_DISTANCE = np.int64(DISTANCE)
+# Constants go to `traverse` as np.int64 / np.bool_ (kernels/codes.py), never literals:
+# numba would compile the traversal once per literal value, apart from the checker's and
+# Scene's copy of it (tests/test_jit.py). `depth` alone is a literal True on purpose: it
+# picks the pair query with penetration depths when the traversal is compiled.
 
 
 @hot_kernel
@@ -38,17 +32,17 @@ def scene_collide_batch(scene, qtab, qposes, qlo, qhi, margin, sc, seeds, out):
     for b in range(qposes.shape[0]):
         n = traverse(
             scene,
-            _COLLIDE,
+            COLLIDE,
             qtab,
             qposes[b : b + 1],
             qlo[b : b + 1],
             qhi[b : b + 1],
-            _FIRST,
-            _ONE,
+            ZERO,
+            ONE,
             seeds,
             seeds[0:0],
             margin,
-            _YES,
+            YES,
             sc,
             qtab.params[0:0, 0],
             True,
@@ -75,17 +69,17 @@ def scene_min_distance_batch(scene, qtab, qposes, qlo, qhi, max_dist, sc, seeds,
     for b in range(qposes.shape[0]):
         arg = traverse(
             scene,
-            _DISTANCE,
+            DISTANCE,
             qtab,
             qposes[b : b + 1],
             qlo[b : b + 1],
             qhi[b : b + 1],
-            _FIRST,
-            _ONE,
+            ZERO,
+            ONE,
             seeds,
             seeds[0:0],
             max_dist,
-            _NO,
+            NO,
             sc,
             qtab.params[0:0, 0],
             True,

@@ -5,49 +5,64 @@ here, in arrays its caller allocated once (pinocchio's Model / Data split). One 
 thread: never share one between threads. `planning_collision.workspace.Workspace` owns one
 and grows it for the scenes it meets.
 
-- ``pair``: the pair kernels' scratch (GJK simplex, EPA polytope; `pair.WORKSPACE_SIZE`);
-- ``stack (STACK_SIZE, 2)`` int32: the scene traversal's stack;
-- ``tmp (OUT_SIZE,)``: one pair result;
-- ``hit (n_obj,)`` uint8: objects in collision, all 0 between queries;
-- ``best (n_obj, OUT_SIZE)``: per-object distance records, ``best[:, 0]`` inf between queries;
-- ``out (n,)`` int32: candidate primitive indices (or leaf nodes);
-- ``counts (N_COUNTS,)`` int64: running counters kernels add to (kernels/traversal.py
-  BV_TESTS, PAIR_TESTS; the checker's own after them), never reset by a kernel;
-- ``warm (W, 4)``: GJK warm starts, a direct-mapped cache of the last search direction
-  per (query primitive, scene primitive) pair: (key, vx, vy, vz). W = 0 turns it off. A
-  stale or colliding entry only costs GJK iterations: any start direction is correct.
+The fields, their shapes and meanings are declared once, in `Scratch` below. ``warm`` is a
+direct-mapped cache of GJK's last search direction per (query primitive, scene primitive)
+pair, W = 0 rows turn it off; a stale or colliding entry only costs GJK iterations: any
+start direction is correct.
 """
-
-from collections import namedtuple
 
 import numpy as np
 
 from .bvh import STACK_SIZE
 from .layout import OUT_SIZE
 from .pair import WORKSPACE_SIZE
+from .records import F1, F2, I1, I2, L1, U1, Field, allocate, record
 
-Scratch = namedtuple("Scratch", ["pair", "stack", "tmp", "hit", "best", "out", "counts", "warm"])
+# Length of Scratch.counts: room for the traversal's counters and the checker's (below).
+N_COUNTS = 16
+
+Scratch = record(
+    "Scratch",
+    __name__,
+    "The scratch arrays of one thread's queries (module doc).",
+    [
+        Field("pair", F1, (WORKSPACE_SIZE,), "the pair kernels' scratch (GJK simplex, EPA)"),
+        Field("stack", I2, (STACK_SIZE, 2), "the traversal's stack of (tree, node)"),
+        Field("tmp", F1, (OUT_SIZE,), "one pair result"),
+        Field("hit", U1, ("n_obj",), "objects in collision, all 0 between queries"),
+        Field("best", F2, ("n_obj", OUT_SIZE), "per-object distance records ([:, 0] inf)"),
+        Field("out", I1, ("n_out",), "candidate primitives, leaf nodes, a first hit"),
+        Field("counts", L1, (N_COUNTS,), "running counters (below), never reset by a kernel"),
+        Field("warm", F2, ("warm", 4), "GJK warm starts: (key, direction)", np.nan),
+    ],
+)
 
 # Default number of GJK warm-start slots.
 WARM_SLOTS = 1024
 
-# Length of Scratch.counts: room for the traversal's counters and the checker's.
-N_COUNTS = 16
+# Scratch.counts, by index: the traversal's counters, then the checker's. np.int64 like
+# every constant kernels pass on (kernels/codes.py).
+BV_TESTS = np.int64(0)  # box tests (kernels/traversal.py)
+PAIR_TESTS = np.int64(1)  # pair queries (kernels/traversal.py)
+STATES = np.int64(2)  # configurations posed (FK + pieces)
+DIST_QUERIES = np.int64(3)  # body distance queries
+FRONT_HITS = np.int64(4)  # piece traversals started from a cached front
+FRONT_BUILDS = np.int64(5)  # fronts recorded
+ENDPOINT_HITS = np.int64(6)  # body distances reused from the endpoint cache
+EDGES = np.int64(7)  # edges checked
+SELF_TESTS = np.int64(8)  # self-collision piece pairs that reached a pair query
+KERNEL_NS = np.int64(9)  # nanoseconds inside timed entry points (state_check, edges)
+EDGE_T0 = np.int64(10)  # the clock at the current edge check's start (kernels/edges.py)
 
 
 def new_scratch(n_obj: int = 1, n_out: int = 1, warm: int = WARM_SLOTS) -> Scratch:
     """A Scratch for scenes of up to `n_obj` objects and `n_out` candidate primitives, with
     `warm` GJK warm-start slots (0: none)."""
-    n_obj = max(int(n_obj), 1)
-    best = np.zeros((n_obj, OUT_SIZE))
-    best[:, 0] = np.inf
-    return Scratch(
-        np.zeros(WORKSPACE_SIZE),
-        np.zeros((STACK_SIZE, 2), np.int32),
-        np.zeros(OUT_SIZE),
-        np.zeros(n_obj, np.uint8),
-        best,
-        np.zeros(max(int(n_out), 2), np.int32),  # COLLIDE's first hit uses two
-        np.zeros(N_COUNTS, np.int64),
-        np.full((int(warm), 4), np.nan),
+    sc = allocate(
+        Scratch,
+        n_obj=max(int(n_obj), 1),
+        n_out=max(int(n_out), 2),  # COLLIDE's first hit uses two
+        warm=int(warm),
     )
+    sc.best[:, 0] = np.inf
+    return sc

@@ -19,25 +19,30 @@ such an axis has one cell and configuration index -1.
 """
 
 import math
+from collections import namedtuple
 
 from ._jit import inline_kernel
 
 _NEVER = 2.0  # a crossing time past the edge's end
 
+# The tables' grids (CheckRobot's pt_* arrays), as the helpers below take them: an inlined
+# helper given the whole robot copies all its arrays at each call site, which LLVM then
+# spends seconds of a user's first call taking apart.
+PairGrids = namedtuple("PairGrids", ["n", "lo", "w", "q", "lb"])
+
 
 @inline_kernel
 def grid(robot):
-    """The tables' arrays, as the small tuple the helpers below take: an inlined helper
-    given the whole robot copies all its arrays at each call site, which LLVM then spends
-    seconds of a user's first call taking apart."""
-    return robot.pt_n, robot.pt_lo, robot.pt_w, robot.pt_q, robot.pt_lb
+    """The `PairGrids` of the robot: cells per axis (n), origin (lo), cell width (w), the
+    configuration index of each axis (q), and the cells' bounds (lb)."""
+    return PairGrids(n=robot.pt_n, lo=robot.pt_lo, w=robot.pt_w, q=robot.pt_q, lb=robot.pt_lb)
 
 
 @inline_kernel
 def _cell(g, j, e, x):
     """Cell of pair j's table along axis e holding joint value x (clamped to the grid)."""
-    n = g[0][j, e]
-    c = math.floor((x - g[1][j, e]) / g[2][j, e])
+    n = g.n[j, e]
+    c = math.floor((x - g.lo[j, e]) / g.w[j, e])
     if not c > 0.0:  # also NaN
         return 0
     return min(int(c), n - 1)
@@ -46,9 +51,9 @@ def _cell(g, j, e, x):
 @inline_kernel
 def _bound_at(g, j, s, x0, x1):
     """The bound of pair j's table (first cell s) at axis values (x0, x1)."""
-    i0 = _cell(g, j, 0, x0) if g[3][j, 0] >= 0 else 0
-    i1 = _cell(g, j, 1, x1) if g[3][j, 1] >= 0 else 0
-    return g[4][s + i0 * g[0][j, 1] + i1]
+    i0 = _cell(g, j, 0, x0) if g.q[j, 0] >= 0 else 0
+    i1 = _cell(g, j, 1, x1) if g.q[j, 1] >= 0 else 0
+    return g.lb[s + i0 * g.n[j, 1] + i1]
 
 
 @inline_kernel
@@ -58,8 +63,8 @@ def table_floor(pt_start, g, j, q):
     s = pt_start[j]
     if s < 0:
         return -math.inf
-    k0 = g[3][j, 0]
-    k1 = g[3][j, 1]
+    k0 = g.q[j, 0]
+    k1 = g.q[j, 1]
     return _bound_at(g, j, s, q[k0] if k0 >= 0 else 0.0, q[k1] if k1 >= 0 else 0.0)
 
 
@@ -69,7 +74,7 @@ def _crossing(g, j, e, a, dx, m):
     move)."""
     if dx == 0.0:
         return _NEVER
-    return (g[1][j, e] + m * g[2][j, e] - a) / dx
+    return (g.lo[j, e] + m * g.w[j, e] - a) / dx
 
 
 @inline_kernel

@@ -195,12 +195,9 @@ def core_support_world(tab, i, T, d0, d1, d2, hint, out, o):
     return h
 
 
-# Where support_world writes its point, as np.int64: a constant int passed to a compiled
-# (not inlined) kernel is typed as a literal, and numba compiles the kernel once per literal
-# value and once more for a variable (kernels/checker.py, ROW0).
-AT0 = np.int64(0)
-AT1 = np.int64(1)
-AT3 = np.int64(3)
+# Callers say where support_world writes its point (`o`) with kernels/codes.py's ZERO, ONE,
+# THREE: a constant int passed to a compiled (not inlined) kernel is typed as a literal,
+# and numba compiles the kernel once per literal value and once more for a variable.
 
 
 @hot_kernel

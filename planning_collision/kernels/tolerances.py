@@ -61,6 +61,35 @@ EPA_VISIBLE_TOL = 1e-10
 # A witness direction shorter than this (m) is no direction: the pair is in contact.
 WITNESS_MIN_NORM = 1e-12
 
+# ---- round-off guards of GJK, EPA and the closed forms ------------------------------------
+# Relative tests compare squares with squares where the code does (no square root taken).
+# GJK's triangle sub-simplex is flat (its normal undefined) when |n|^2 <= this * s^2, s the
+# sum of its two edges' squared lengths: |n| below 1e-12 of the edges' size.
+GJK_FLAT_TRIANGLE_REL2 = 1e-24
+# GJK's tetrahedron is flat when |det| <= this * e^(3/2), e its longest edge squared.
+GJK_FLAT_TETRA_REL = 1e-14
+# A support point within sqrt(GJK_REPEAT_ABS2 + GJK_REPEAT_REL2 |v|^2) of a simplex vertex
+# repeats it: GJK can make no progress, and stops converged at round-off.
+GJK_REPEAT_ABS2 = 1e-30
+GJK_REPEAT_REL2 = 1e-24
+# EPA's polytope: a face whose edges' cross product is shorter than this is degenerate.
+EPA_FACE_MIN_CROSS = 1e-30
+# EPA's start: the Minkowski difference has no extent along a direction when the support
+# reaches less than EPA_FLAT_ABS + EPA_FLAT_REL * scale past the simplex (scale: its size):
+# then it is a point, a segment or flat, and the depth is 0 (epa.py's module doc).
+EPA_FLAT_ABS = 1e-12
+EPA_FLAT_REL = 1e-9
+# A length or squared length below this is zero: it guards a division, and is no tolerance
+# of any answer.
+DIVISION_GUARD = 1e-300
+# Two segments are parallel when a e - b^2 <= this * a e (sin^2 of their angle; Ericson
+# §5.1.9: their closest points are then any pair on the overlap).
+PARALLEL_REL = 1e-14
+# Two unit directions are parallel when their cross product is shorter than this (sin).
+PARALLEL_SIN = 1e-9
+# Two halfspaces face each other when their unit normals' dot product is below -1 + this.
+ANTIPARALLEL_TOL = 1e-12
+
 # ---- edge checking ------------------------------------------------------------------------
 # The default contact tolerance of certified edge checks (m): closer than this counts as a
 # collision, so a certificate is conservative and its loop always ends.

@@ -32,347 +32,175 @@ KT a KCD node, BV a group BVH node, and BV_TESTED / KT_TESTED the same whose box
 that pushed it tested already. S = kernels.bvh.STACK_SIZE suffices for the trees kcd.py
 builds (SAH group BVHs and wide trees of bounded depth, at most FANOUT children a node);
 kernels return OVERFLOW rather than write out of bounds.
+
+COLLIDE and DISTANCE also prune group-BVH nodes and primitives by the query's oriented box
+(kernels/boxes.py; a cloud's small nodes near a slanted link). Not KCD nodes: over
+primitive scenes it pruned little there and cost 3-5 % of a state check. LEAVES and
+CANDIDATES list by boxes only (a front list must hold every leaf the query's box may reach
+as the piece moves within it). The loop's steps are in kernels/visits.py.
+
+The call, ``traverse(scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, ranges, bound,
+flag, sc, qinner, depth)``: query primitives ``i0 <= i < i1`` of the block (qtab, qposes,
+qlo, qhi) against the scene, starting from stack entries in ``seeds (k, 2)``: for query
+primitive i the rows ``ranges[i, 0]:ranges[i, 1]`` when ``ranges (n, 2)`` has rows, else all
+k rows; the root when there are none. (A call costs ~0.1 µs of argument passing alone: the
+scene is ~50 arrays. Callers query many primitives in one call rather than one per call.)
+
+sc : the caller's `Scratch` (kernels/scratch.py), sized for this scene; the results go
+    to its ``hit``, ``best`` and ``out``, which the caller reads and resets.
+mode COLLIDE: the objects within ``bound`` (signed distance <= bound, the margin) of
+    the query; ``sc.hit (n_obj,)`` uint8, all 0 on entry, gets 1 per object hit;
+    ``flag``: return at the first hit, the query primitive that hit in ``sc.out[0]``
+    (those before it hit nothing), and in ``sc.out[1]`` 1 when the hit is certain for
+    the shapes the query stands for (below), else 0. Objects already hit are skipped.
+    Returns the number of objects hit.
+qinner : (n,) or empty. When the query primitives are outer hulls (a subset of a
+    piece's points swept by more than the piece's radius, or the piece itself), the
+    pieces' radii: a hit is certain for a piece when the cores come within its radius
+    and the obstacle's (`overlap_within`). Empty: the query shapes stand for
+    themselves.
+mode DISTANCE: signed distances; ``sc.best (n_obj, 10)``, ``best[:, 0] = inf`` on
+    entry. ``flag`` True: every object's distance within ``bound`` goes to its row (each
+    object pruned by its own best so far); False: only the nearest, pruned by the best
+    over all objects, written once to row ``best[arg]`` at the end (other rows are left
+    as they were, so a batch resets one row per query). Rows hold the pair layout
+    of kernels/layout.py (distance, point on the query, point on the object, normal from
+    the query to the object). Returns the slot of the nearest object within bound, or
+    MISSING (-1).
+mode CANDIDATES: primitives whose AABB overlaps the query boxes within ``bound`` go to
+    ``sc.out`` (unbounded ones always); returns how many.
+mode LEAVES: the group-BVH leaves whose box overlaps the query boxes within ``bound``
+    go to ``sc.out`` (as node ids; unbounded primitives are not listed: every
+    traversal tests them); returns how many. Started from those leaves as seeds (tree
+    BV), a traversal whose query boxes lie within the listed ones gives the same answer
+    as from the root: a front list.
+depth : a constant: True, DISTANCE computes penetration depths (EPA); False, an overlap
+    is reported as some value <= 0 (`pair_separation`), and no EPA is compiled in.
+The box tests and pair queries made are added to ``sc.counts`` (BV_TESTS, PAIR_TESTS).
+Returns OVERFLOW when the stack is too small.
 """
 
 import math
-from collections import namedtuple
 
 import numpy as np
-from numba import literally, types
-from numba.extending import overload
 
 from ._jit import hot_kernel
-from .boxes import (
-    lower_bound,
-    obb_apart,
-    obb_sqgap,
-    pruned,
-    query_obb,
-    rows_gaps,
-    rows_overlap,
-    rows_sqdist,
-    sq_pruned,
+from .boxes import query_obb
+from .bvh import FlatBVH
+from .codes import (
+    BV,
+    CANDIDATES,
+    COLLIDE,
+    DISTANCE,
+    KT,
+    KT_TESTED,
+    LEAVES,
+    MISSING,
+    NONE,
+    OVERFLOW,
+    ZERO,
 )
-from .gjk import V_IN, V_OUT, V_SET
-from .pair import APART, CORES_WITHIN, overlap_within, pair_distance, pair_separation
+from .layout import ShapeTable
+from .records import F2, F3, I1, Field, record
+from .visits import (
+    KcdArrays,
+    LeafScratch,
+    Prims,
+    Query,
+    bv_pruned,
+    collide_leaf,
+    distance_leaf,
+    list_leaf,
+    object_bound,
+    push_children,
+    query_ball,
+    result,
+    seed_stack,
+    take,
+    tally,
+    unbounded,
+    visit_kt,
+)
 
-FlatScene = namedtuple(
+FlatScene = record(
     "FlatScene",
+    __name__,
+    "A scene as the traversal reads it (module doc): its primitives, their KCD tree and "
+    "group BVHs. n primitives, m group-BVH nodes, K KCD nodes, E KCD child slots.",
     [
-        "tab",
-        "poses",
-        "plo",
-        "phi",
-        "pobj",
-        "bvh",
-        "bvh_obj",
-        "kt_lo",
-        "kt_hi",
-        "kt_cstart",
-        "kt_child",
-        "kt_clo",
-        "kt_chi",
-        "kt_cgroup",
-        "kt_group",
-        "kt_obj",
-        "kt_root",
-        "unbounded",
-        "n_obj",
+        Field("tab", ShapeTable, (), "the primitives' shapes"),
+        Field("poses", F3, ("n", 4, 4), "T_world_prim"),
+        Field("plo", F2, ("n", 3), "world AABBs of the primitives: low corners"),
+        Field("phi", F2, ("n", 3), "and high corners"),
+        Field("pobj", I1, ("n",), "the object slot of each primitive"),
+        Field("bvh", FlatBVH, (), "a forest: one binary BVH per KCD group"),
+        Field("bvh_obj", I1, ("m",), "the object slot of each group-BVH node"),
+        Field("kt_lo", F2, ("K", 3), "KCD node boxes: low corners"),
+        Field("kt_hi", F2, ("K", 3), "and high corners"),
+        Field("kt_cstart", I1, ("K + 1",), "children of node k: slots kt_cstart[k]:[k + 1]"),
+        Field("kt_child", I1, ("E",), "each child slot's KCD node"),
+        Field("kt_clo", F2, ("E", 3), "each child slot's box (its node's), side by side"),
+        Field("kt_chi", F2, ("E", 3), "and high corners"),
+        Field("kt_cgroup", I1, ("E",), "each child slot's kt_group"),
+        Field("kt_group", I1, ("K",), "a group leaf's BVH (sub)tree root, else -1"),
+        Field("kt_obj", I1, ("K",), "the node's object slot, -1 when it spans several"),
+        Field("kt_root", I1, ("n_roots",), "the root node ((0,): no bounded primitive)"),
+        Field("unbounded", I1, ("u",), "primitives without a finite AABB (halfspaces)"),
+        Field("n_obj", I1, (1,), "the number of object slots"),
     ],
 )
-
-KT = 0
-BV = 1
-# a stack entry that stands for nothing (a front list that found no leaf): popped, skipped
-NONE = -1
-# a group's BVH root pushed by its KCD group leaf: same box, already tested, not retested
-BV_TESTED = 2
-# a KCD node pushed by its parent, which tested its box (from kt_clo, kt_chi) already
-KT_TESTED = 3
-OVERFLOW = -2
-_OVERFLOW = np.int64(OVERFLOW)
-_ZERO = np.int64(0)
-_MINUS_ONE = np.int64(-1)
-_YES = np.bool_(True)
-_NO = np.bool_(False)
-
-
-# What a traversal's leaves do (the `mode` of `traverse`).
-COLLIDE = 0
-DISTANCE = 1
-CANDIDATES = 2
-LEAVES = 3
-
-# Counters a traversal adds to (`Scratch.counts`): box tests, pair queries.
-BV_TESTS = 0
-PAIR_TESTS = 1
-
-
-def leaf_distance(depth, tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out):
-    """The DISTANCE mode's pair query: `pair_distance` (exact penetration depth, EPA) when
-    `depth`, else `pair_separation` (no depth: no EPA compiled in). Compiled code picks one
-    at typing time from the literal `depth` (the overload below), so a traversal compiled
-    for the collision checker carries no EPA; this body is what runs as plain Python."""
-    if depth:
-        return pair_distance(tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out)
-    return pair_separation(tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out)
-
-
-@overload(leaf_distance, jit_options={"error_model": "numpy", "nogil": True})
-def _leaf_distance_typed(depth, tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out):
-    if not isinstance(depth, types.BooleanLiteral):
-        return lambda depth, tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out: literally(depth)
-    if depth.literal_value:
-        return lambda depth, tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out: pair_distance(
-            tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out
-        )
-    return lambda depth, tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out: pair_separation(
-        tab_a, ia, T_a, tab_b, ib, T_b, bound, ws, out
-    )
-
-
-@hot_kernel
-def warm_start(warm, ws, i, p):
-    """Before the pair query of query primitive i and scene primitive p: load the last
-    search direction of that pair, when the warm-start cache (`Scratch.warm`) holds it.
-    Returns its slot (-1: the cache is off)."""
-    W = warm.shape[0]
-    if W == 0:
-        return -1
-    key = float(i) * 4294967296.0 + float(p)
-    slot = (i * 1000003 + p) % W
-    if warm[slot, 0] == key:
-        ws[V_IN] = warm[slot, 1]
-        ws[V_IN + 1] = warm[slot, 2]
-        ws[V_IN + 2] = warm[slot, 3]
-        ws[V_SET] = 1.0
-    return slot
-
-
-@hot_kernel
-def warm_keep(warm, ws, slot, i, p):
-    """After the pair query: keep its last search direction in its slot."""
-    if slot < 0:
-        return
-    ws[V_SET] = 0.0  # a closed-form pair left the start unused
-    warm[slot, 0] = float(i) * 4294967296.0 + float(p)
-    warm[slot, 1] = ws[V_OUT]
-    warm[slot, 2] = ws[V_OUT + 1]
-    warm[slot, 3] = ws[V_OUT + 2]
-
-
-@hot_kernel
-def _child_entry(kt_cgroup, kt_child, e, tested):
-    """The stack entry (tree, node) of KCD child slot e: a group leaf enters as its BVH
-    (sub)tree's root, which has the same box; other children as KCD nodes. `tested`: the
-    parent tested the child's box already."""
-    g = kt_cgroup[e]
-    if g >= 0:
-        return (BV_TESTED if tested else BV), g
-    return (KT_TESTED if tested else KT), kt_child[e]
-
-
-@hot_kernel
-def _record(best, o, tmp):
-    for c in range(10):
-        best[o, c] = tmp[c]
-
-
-@hot_kernel
-def _take(tmp):
-    """The pair result in tmp as a value (the nearest-only query keeps its best so far in a
-    local: writing it to best[o] each time a nearer object turns up costs a cache miss per
-    object row touched)."""
-    return (tmp[0], tmp[1], tmp[2], tmp[3], tmp[4], tmp[5], tmp[6], tmp[7], tmp[8], tmp[9])
-
-
-@hot_kernel
-def _put(best, o, rec):
-    for c in range(10):
-        best[o, c] = rec[c]
-
-
-@hot_kernel
-def _keep(best, o, tmp, bound, per_object, gbest, arg, rec):
-    """Keep the pair result in tmp for object o if it is within bound and nearer than what
-    is kept: per object, in row o of best; nearest only, as the returned record. Returns
-    the new (gbest, arg, rec)."""
-    d = tmp[0]
-    if d <= bound:
-        if per_object:
-            if d < best[o, 0]:
-                _record(best, o, tmp)
-                if d < gbest:
-                    return d, o, rec
-        elif d < gbest:
-            return d, o, _take(tmp)
-    return gbest, arg, rec
-
-
-@hot_kernel
-def _finish(mode, per_object, best, arg, rec, n):
-    """What `traverse` returns: DISTANCE, the nearest slot (its record written to best when
-    only the nearest was kept); otherwise the count."""
-    if mode != DISTANCE:
-        return n
-    if not per_object and arg >= 0:
-        _put(best, arg, rec)
-    return arg
-
-
-@hot_kernel
-def _tally(sc, nbv, npair, r):
-    """Add a traversal's box tests and pair queries to ``sc.counts``; return r."""
-    sc.counts[BV_TESTS] += nbv
-    sc.counts[PAIR_TESTS] += npair
-    return r
 
 
 def traverse_body(
     scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, ranges, bound, flag, sc, qinner, depth
 ):
-    """Query primitives ``i0 <= i < i1`` of the block (qtab, qposes, qlo, qhi) against the
-    scene, starting from stack entries in ``seeds (k, 2)``: for query primitive i the rows
-    ``ranges[i, 0]:ranges[i, 1]`` when ``ranges (n, 2)`` has rows, else all k rows; the root
-    when there are none. (A call costs ~0.1 µs of argument passing alone: the scene is ~50
-    arrays. Callers query many primitives in one call rather than one per call.)
-
-    sc : the caller's `Scratch` (kernels/scratch.py), sized for this scene; the results go
-        to its ``hit``, ``best`` and ``out``, which the caller reads and resets.
-    mode COLLIDE: the objects within ``bound`` (signed distance <= bound, the margin) of
-        the query; ``sc.hit (n_obj,)`` uint8, all 0 on entry, gets 1 per object hit;
-        ``flag``: return at the first hit, the query primitive that hit in ``sc.out[0]``
-        (those before it hit nothing), and in ``sc.out[1]`` 1 when the hit is certain for
-        the shapes the query stands for (below), else 0. Objects already hit are skipped.
-        Returns the number of objects hit.
-    qinner : (n,) or empty. When the query primitives are outer hulls (a subset of a
-        piece's points swept by more than the piece's radius, or the piece itself), the
-        pieces' radii: a hit is certain for a piece when the cores come within its radius
-        and the obstacle's (`overlap_within`). Empty: the query shapes stand for
-        themselves.
-    mode DISTANCE: signed distances; ``sc.best (n_obj, 10)``, ``best[:, 0] = inf`` on
-        entry. ``flag`` True: every object's distance within ``bound`` goes to its row (each
-        object pruned by its own best so far); False: only the nearest, pruned by the best
-        over all objects, written once to row ``best[arg]`` at the end (other rows are left
-        as they were, so a batch resets one row per query). Rows hold the pair layout
-        of kernels/layout.py (distance, point on the query, point on the object, normal from
-        the query to the object). Returns the slot of the nearest object within bound, or -1.
-    mode CANDIDATES: primitives whose AABB overlaps the query boxes within ``bound`` go to
-        ``sc.out`` (unbounded ones always); returns how many.
-    mode LEAVES: the group-BVH leaves whose box overlaps the query boxes within ``bound``
-        go to ``sc.out`` (as node ids; unbounded primitives are not listed: every
-        traversal tests them); returns how many. Started from those leaves as seeds (tree
-        BV), a traversal whose query boxes lie within the listed ones gives the same answer
-        as from the root: a front list.
-    depth : a constant: True, DISTANCE computes penetration depths (EPA); False, an overlap
-        is reported as some value <= 0 (`pair_separation`), and no EPA is compiled in.
-    The box tests and pair queries made are added to ``sc.counts`` (BV_TESTS, PAIR_TESTS).
-    Returns OVERFLOW when the stack is too small.
-    """
-    tab = scene.tab
-    poses = scene.poses
-    plo = scene.plo
-    phi = scene.phi
-    pobj = scene.pobj
-    brad = scene.tab.brad
-    blo = scene.bvh.lo
-    bhi = scene.bvh.hi
-    left = scene.bvh.left
-    right = scene.bvh.right
-    first = scene.bvh.first
-    count = scene.bvh.count
-    order = scene.bvh.order
-    bvh_obj = scene.bvh_obj
-    kt_lo = scene.kt_lo
-    kt_hi = scene.kt_hi
-    kt_cstart = scene.kt_cstart
-    kt_child = scene.kt_child
-    kt_clo = scene.kt_clo
-    kt_chi = scene.kt_chi
-    kt_cgroup = scene.kt_cgroup
-    kt_group = scene.kt_group
-    kt_obj = scene.kt_obj
-    unbounded = scene.unbounded
-    ws = sc.pair
-    stack = sc.stack
-    tmp = sc.tmp
-    hit = sc.hit
-    best = sc.best
-    out = sc.out
-    warm = sc.warm
+    """The body of `traverse`: its arguments, modes and returns are in the module doc."""
     collide = mode == COLLIDE
     distance = mode == DISTANCE
     stop_first = collide and flag
     per_object = distance and flag
-    # int64 values, not literals (a helper called with a literal compiles again for it)
-    n = _ZERO  # COLLIDE: objects hit; CANDIDATES, LEAVES: entries written
-    nbv = _ZERO
-    npair = _ZERO
-    gbest = math.inf
-    arg = _MINUS_ONE
-    rec = _take(tmp)  # DISTANCE, nearest only: the best pair so far (valid once arg >= 0)
-    for u in range(unbounded.shape[0]):
-        p = np.int64(unbounded[u])
-        o = pobj[p]
-        if mode == CANDIDATES:
-            out[n] = p
+    # the arrays the loop's steps read, in small named tuples (kernels/visits.py)
+    bvh, tab = scene.bvh, scene.tab
+    kcd = KcdArrays(
+        lo=scene.kt_lo, hi=scene.kt_hi, cstart=scene.kt_cstart, child=scene.kt_child,
+        clo=scene.kt_clo, chi=scene.kt_chi, cgroup=scene.kt_cgroup, group=scene.kt_group,
+    )  # fmt: skip
+    prims = Prims(poses=scene.poses, lo=scene.plo, hi=scene.phi, obj=scene.pobj)
+    q = Query(poses=qposes, lo=qlo, hi=qhi, inner=qinner)
+    lsc = LeafScratch(best=sc.best, tmp=sc.tmp, pair=sc.pair, warm=sc.warm)
+    stack, hit, best, out = sc.stack, sc.hit, sc.best, sc.out
+    # box tests, pair tests, and n: COLLIDE objects hit, CANDIDATES and LEAVES entries
+    n, nbv, npair = ZERO, ZERO, ZERO
+    # DISTANCE, nearest only: the best pair so far (valid once arg >= 0)
+    gbest, arg, rec = math.inf, MISSING, take(sc.tmp)
+    ids = scene.unbounded
+    if mode == CANDIDATES:  # the primitives without a box, listed once
+        for u in range(ids.shape[0]):
+            out[n] = ids[u]
             n += 1
-            continue
-        if mode == LEAVES:
-            continue
-        if collide:
-            if hit[o]:
-                continue
-            for i in range(i0, i1):
-                npair += 1
-                inner = qinner[i] + tab.params[p, 0] if qinner.shape[0] > 0 else -1.0
-                r = overlap_within(qtab, i, qposes[i], tab, p, poses[p], bound, inner, ws)
-                if r != APART:
-                    hit[o] = 1
-                    n += 1
-                    if stop_first:
-                        out[0] = i
-                        out[1] = 1 if r == CORES_WITHIN else 0
-                        return _tally(sc, nbv, npair, n)
-                    break
-            continue
-        for i in range(i0, i1):
-            b = bound if per_object else min(bound, gbest)
-            if per_object and best[o, 0] < b:
-                b = best[o, 0]
-            npair += 1
-            leaf_distance(depth, qtab, i, qposes[i], tab, p, poses[p], b, ws, tmp)
-            gbest, arg, rec = _keep(best, o, tmp, b, per_object, gbest, arg, rec)
-    if scene.kt_root.shape[0] == 0:
-        return _tally(sc, nbv, npair, _finish(mode, per_object, best, arg, rec, n))
-    root = scene.kt_root[0]
-    ssize = stack.shape[0]
-    per_query = ranges.shape[0] > 0
+    trees = scene.kt_root.shape[0] > 0
+    root = scene.kt_root[0] if trees else ZERO
     for i in range(i0, i1):
-        # the query's bounding ball: its local origin, posed, and qtab.brad
-        qc0 = qposes[i, 0, 3]
-        qc1 = qposes[i, 1, 3]
-        qc2 = qposes[i, 2, 3]
-        qr = qtab.brad[i]
-        # COLLIDE and DISTANCE also prune group-BVH nodes and primitives by the query's
-        # oriented box (kernels/boxes.py; a cloud's small nodes near a slanted link). Not
-        # KCD nodes: over primitive scenes it pruned little there and cost 3-5 % of a state
-        # check. LEAVES and CANDIDATES list by boxes only (a front list must hold every leaf
-        # the query's box may reach as the piece moves within it)
+        # query primitive i meets the primitives without a box, then the trees, before
+        # i + 1 meets anything: a first hit names the lowest query primitive that hits
+        # (the checker resumes after it, so the ones before must be clear of everything)
+        if ids.shape[0] > 0 and (collide or distance):
+            dn, dpair, gbest, arg, rec, stopped = unbounded(
+                ids, tab, prims, qtab, q, mode, i, bound, flag, depth, lsc, hit, out, gbest,
+                arg, rec,
+            )  # fmt: skip
+            n += dn
+            npair += dpair
+            if stopped:
+                return tally(sc, nbv, npair, n)
+        if not trees:
+            continue
+        ball = query_ball(qposes, qtab.brad, i)
+        # COLLIDE and DISTANCE also prune by the query's oriented box (module doc)
         ob = query_obb(qtab.aabb, qposes, i, collide or distance)
-        s0 = ranges[i, 0] if per_query else 0
-        s1 = ranges[i, 1] if per_query else seeds.shape[0]
-        if s1 == s0:
-            stack[0, 0] = KT
-            stack[0, 1] = root
-            sp = 1
-        else:
-            if s1 - s0 > ssize:
-                return _tally(sc, nbv, npair, _OVERFLOW)
-            for s in range(s0, s1):
-                stack[s - s0, 0] = seeds[s, 0]
-                stack[s - s0, 1] = seeds[s, 1]
-            sp = s1 - s0
+        sp = seed_stack(stack, seeds, ranges, i, root)
+        if sp == OVERFLOW:
+            return tally(sc, nbv, npair, OVERFLOW)
         while sp > 0:
             sp -= 1
             tree = stack[sp, 0]
@@ -380,154 +208,61 @@ def traverse_body(
             if tree == NONE:
                 continue
             b = bound if not distance or per_object else min(bound, gbest)
-            if tree == KT or tree == KT_TESTED:
-                o = kt_obj[nd]
-                if collide:
-                    if o >= 0 and hit[o]:
-                        continue
-                elif per_object and o >= 0 and best[o, 0] < b:
-                    b = best[o, 0]
-                if tree == KT:
-                    nbv += 1
-                    if distance:
-                        gs, gb = rows_gaps(kt_lo, kt_hi, nd, qlo, qhi, i, qc0, qc1, qc2)
-                        if pruned(gs, gb, qr, b):
-                            continue
-                    elif not rows_overlap(kt_lo, kt_hi, nd, qlo, qhi, i, bound):
-                        continue
-                g = kt_group[nd]
-                if g >= 0:
-                    stack[sp, 0] = BV_TESTED
-                    stack[sp, 1] = g
-                    sp += 1
-                    continue
-                e0 = np.int64(kt_cstart[nd])
-                e1 = np.int64(kt_cstart[nd + 1])
-                if sp + e1 - e0 > ssize:
-                    return _tally(sc, nbv, npair, _OVERFLOW)
-                nbv += e1 - e0
-                if not distance:
-                    # the children's boxes lie side by side: test them all here, push the hits
-                    for e in range(e0, e1):
-                        if not rows_overlap(kt_clo, kt_chi, e, qlo, qhi, i, bound):
-                            continue
-                        stack[sp, 0], stack[sp, 1] = _child_entry(kt_cgroup, kt_child, e, _YES)
-                        sp += 1
-                    continue
-                # bound them all here, push the ones that may be nearer than the bound, the
-                # nearest on top (popped first: an early near hit tightens the bound that
-                # prunes the rest). Insertion sort; the keys of the entries pushed here sit in
-                # tmp (free between pair calls; FANOUT and WIDTH in kcd.py fit in it).
-                s0 = sp
-                for e in range(e0, e1):
-                    gs, gb = rows_gaps(kt_clo, kt_chi, e, qlo, qhi, i, qc0, qc1, qc2)
-                    if pruned(gs, gb, qr, b):
-                        continue
-                    lb = lower_bound(gs, gb, qr)
-                    j = sp
-                    if sp - s0 < tmp.shape[0]:
-                        while j > s0 and tmp[j - 1 - s0] < lb:
-                            stack[j, 0] = stack[j - 1, 0]
-                            stack[j, 1] = stack[j - 1, 1]
-                            tmp[j - s0] = tmp[j - 1 - s0]
-                            j -= 1
-                        tmp[j - s0] = lb
-                    stack[j, 0], stack[j, 1] = _child_entry(kt_cgroup, kt_child, e, _NO)
-                    sp += 1
-                # the others are tested again when popped (the bound may have shrunk by
-                # then); the top one is popped next, under the bound it was just tested with
-                if sp > s0:
-                    stack[sp - 1, 0] = KT_TESTED if stack[sp - 1, 0] == KT else BV_TESTED
+            kt = tree == KT or tree == KT_TESTED
+            o = scene.kt_obj[nd] if kt else scene.bvh_obj[nd]
+            skip, b = object_bound(hit, best, o, b, collide, per_object)
+            if skip:
                 continue
-            o = bvh_obj[nd]
-            if collide:
-                if hit[o]:
-                    continue
-            elif per_object and best[o, 0] < b:
-                b = best[o, 0]
+            if kt:
+                sp, dbv = visit_kt(
+                    kcd, stack, sp, tree, nd, qlo, qhi, i, ball, b, bound, distance, sc.tmp
+                )
+                nbv += dbv
+                if sp == OVERFLOW:
+                    return tally(sc, nbv, npair, OVERFLOW)
+                continue
             if tree == BV:
                 nbv += 1
-                if distance:
-                    gs, gb = rows_gaps(blo, bhi, nd, qlo, qhi, i, qc0, qc1, qc2)
-                    if pruned(gs, gb, qr, b) or sq_pruned(obb_sqgap(blo, bhi, nd, ob), b):
-                        continue
-                elif not rows_overlap(blo, bhi, nd, qlo, qhi, i, bound):
+                if bv_pruned(
+                    bvh.lo, bvh.hi, nd, qlo, qhi, i, ball, ob, b, bound, collide, distance
+                ):
                     continue
-                elif collide and obb_apart(blo, bhi, nd, ob, bound):
-                    continue
-            cnt = count[nd]
+            f = bvh.first[nd]
+            cnt = bvh.count[nd]
             if cnt > 0 and mode == LEAVES:
                 out[n] = nd
                 n += 1
-                continue
-            if cnt == 0:
-                if sp + 2 > ssize:
-                    return _tally(sc, nbv, npair, _OVERFLOW)
-                l = left[nd]
-                r = right[nd]
-                # distance: the nearer child on top, so it is popped first (tighter bounds
-                # sooner); collide: the left one
-                if distance:
-                    sr = max(rows_sqdist(blo, bhi, r, qlo, qhi, i), obb_sqgap(blo, bhi, r, ob))
-                    if sr < max(rows_sqdist(blo, bhi, l, qlo, qhi, i), obb_sqgap(blo, bhi, l, ob)):
-                        l, r = r, l
-                stack[sp, 0] = BV
-                stack[sp, 1] = r
-                stack[sp + 1, 0] = BV
-                stack[sp + 1, 1] = l
-                sp += 2
-                continue
-            f = first[nd]
-            for j in range(f, f + cnt):
-                p = np.int64(order[j])
-                if not distance:
-                    # a one-primitive leaf's box is the primitive's box: tested already
-                    if cnt > 1:
-                        nbv += 1
-                        if not rows_overlap(plo, phi, p, qlo, qhi, i, bound):
-                            continue
-                        if collide and obb_apart(plo, phi, p, ob, bound):
-                            continue
-                    if not collide:
-                        out[n] = p
-                        n += 1
-                        continue
-                    npair += 1
-                    slot = warm_start(warm, ws, i, p)
-                    inner = qinner[i] + tab.params[p, 0] if qinner.shape[0] > 0 else -1.0
-                    r = overlap_within(qtab, i, qposes[i], tab, p, poses[p], bound, inner, ws)
-                    warm_keep(warm, ws, slot, i, p)
-                    if r != APART:
-                        hit[o] = 1
-                        n += 1
-                        if stop_first:
-                            out[0] = i  # which query primitive: callers resume after it
-                            out[1] = 1 if r == CORES_WITHIN else 0
-                            return _tally(sc, nbv, npair, n)
-                        break  # the rest of this object is skipped
-                    continue
-                b = bound if per_object else min(bound, gbest)
-                if per_object and best[o, 0] < b:
-                    b = best[o, 0]
-                if cnt > 1:
-                    nbv += 1
-                    gs, gb = rows_gaps(plo, phi, p, qlo, qhi, i, qc0, qc1, qc2)
-                    if pruned(gs, gb, qr, b) or sq_pruned(obb_sqgap(plo, phi, p, ob), b):
-                        continue
-                # ball-ball: the primitive lies within brad[p] of its pose origin
-                dx = poses[p, 0, 3] - qc0
-                dy = poses[p, 1, 3] - qc1
-                dz = poses[p, 2, 3] - qc2
-                if pruned(0.0, dx * dx + dy * dy + dz * dz, qr + brad[p], b):
-                    continue
-                npair += 1
-                slot = warm_start(warm, ws, i, p)
-                leaf_distance(depth, qtab, i, qposes[i], tab, p, poses[p], b, ws, tmp)
-                warm_keep(warm, ws, slot, i, p)
-                gbest, arg, rec = _keep(best, o, tmp, b, per_object, gbest, arg, rec)
-    return _tally(sc, nbv, npair, _finish(mode, per_object, best, arg, rec, n))
+            elif cnt == 0:
+                sp = push_children(
+                    bvh.lo, bvh.hi, bvh.left, bvh.right, stack, sp, nd, qlo, qhi, i, ob, distance
+                )
+                if sp == OVERFLOW:
+                    return tally(sc, nbv, npair, OVERFLOW)
+            elif collide:
+                h, dbv, dpair, stopped = collide_leaf(
+                    bvh.order, f, cnt, o, tab, prims, qtab, q, i, ob, bound, stop_first, sc.pair,
+                    sc.warm, hit, out,
+                )  # fmt: skip
+                n += h
+                nbv += dbv
+                npair += dpair
+                if stopped:
+                    return tally(sc, nbv, npair, n)
+            elif distance:
+                dbv, dpair, gbest, arg, rec = distance_leaf(
+                    bvh.order, f, cnt, o, tab, prims, qtab, q, i, ball, ob, bound, per_object,
+                    depth, lsc, gbest, arg, rec,
+                )  # fmt: skip
+                nbv += dbv
+                npair += dpair
+            else:
+                n, dbv = list_leaf(
+                    bvh.order, f, cnt, prims.lo, prims.hi, qlo, qhi, i, bound, out, n
+                )
+                nbv += dbv
+    return tally(sc, nbv, npair, result(mode, per_object, best, arg, rec, n))
 
 
 # `traverse` compiled on its own; callers that pass it many arrays per call compile the
-# same body into themselves (`inline_kernel(traverse_body)`: kernels/checker.py).
+# same body into themselves (`inline_kernel(traverse_body)`: kernels/check_core.py).
 traverse = hot_kernel(traverse_body)

@@ -15,22 +15,24 @@ then the ACM checks all pairs of links of two bodies or none, and the bodies' pa
 checked exactly when theirs are (a Kinova's finger tips, allowed against link 4 where its
 fingers are not, stay bodies of their own).
 
-`rigid_bodies(robot)` gives the checker's view of a robot: a `Robot` sharing the robot's
-kinematics and ACM, with each body's pieces moved onto its first collision link (its
-anchor: any member would do, all move alike) and the collision tables, radii, motion-bound
-tables and checked pairs of those bodies. A robot whose bodies are single links is its own
-view.
+`rigid_bodies(robot)` gives the checker's view of a robot: a `RigidBodies` record beside the
+robot, reading its kinematics and limits, with each body's pieces moved onto its first
+collision link (its anchor: any member would do, all move alike) and the collision tables,
+radii, motion-bound tables and checked pairs of those bodies. A robot whose bodies are
+single links is its own view.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
 import numpy as np
 import numpy.typing as npt
 
+from .bodies import LinkBodies
 from .bounds import MotionBoundTables
-from .geometry import LinkPiece, collision_model, link_radii
+from .geometry import CollisionModel, LinkPiece, collision_model, link_radii
 from .robot import Robot
 
 __all__ = ["RigidBodies", "rigid_bodies", "rigid_roots"]
@@ -46,47 +48,53 @@ def rigid_roots(model) -> npt.NDArray[np.int64]:
     return roots
 
 
-class RigidBodies(Robot):
-    """A robot seen as rigid bodies (module doc): a `Robot` sharing the robot's kinematics
-    and ACM, whose geometry is that of the bodies, so every `Robot` method (piece poses,
-    motion bounds, self-collision counts) answers for the bodies. Besides:
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class RigidBodies(LinkBodies):
+    """A robot seen as rigid bodies (module doc): a record of the bodies' geometry beside
+    the robot it views, whose kinematics, limits and names it reads (never copies), so the
+    geometry methods of `LinkBodies` (piece poses, link boxes, motion bounds) answer for
+    the bodies and the checker builds its model from it as from a robot.
 
+    robot : the `Robot` viewed;
+    pieces, collision, collision_links, link_radius, bounds : the bodies' geometry, each
+        body's pieces on its anchor link (as a Robot's fields of the same names);
     members : {anchor link index: (member link names, anchor first)};
-    body_name(i) : "panda_link7+panda_hand+panda_leftfinger+panda_rightfinger";
-    self_collision_pairs() : the checked pairs of bodies (anchor link indices);
-    geometry_key : the robot's, marked as merged (tables cached per geometry differ).
+    pairs : (k, 2) int32, the checked pairs of bodies (anchor link indices, a < b);
+    geometry_key : the robot's, marked as merged (tables cached per geometry differ);
+    version : the robot's version (its ACM's) the bodies and pairs were made from.
     """
 
-    def __init__(self, robot: Robot, anchor: np.ndarray, pairs):
-        """anchor : (n_links,) the anchor link of each collision link's body; pairs: the
-        robot's checked link pairs between different rigid groups (so different bodies)."""
-        self.__dict__.update(robot.__dict__)
-        names = robot.link_names
-        T = robot.fk_array(np.clip(np.zeros(robot.dof), robot.lower, robot.upper))
-        index = robot.link_index
-        pieces = []
-        for p in robot.pieces:
-            li = index[p.link]
-            r = int(anchor[li])
-            if r != li:  # the member's pose in its anchor's frame never changes
-                p = LinkPiece(names[r], p.shape, np.linalg.inv(T[r]) @ T[li] @ p.pose)
-            pieces.append(p)
-        self.pieces = sorted(pieces, key=lambda p: index[p.link])  # stable: URDF order kept
-        self.collision = collision_model(self.pieces, len(names), index)
-        has_geometry = np.diff(self.collision.link_start) > 0
-        self.collision_links = np.flatnonzero(has_geometry).astype(np.int32)
-        self.link_radius = link_radii(self.collision, len(names))
-        self.bounds = MotionBoundTables(
-            robot.model, self.link_radius, self.collision_links, robot.dof
-        )
-        members: dict[int, list[str]] = {}
-        for li in robot.collision_links:
-            members.setdefault(int(anchor[li]), []).append(names[li])
-        self.members = {r: tuple(m) for r, m in members.items()}
-        body_pairs = {tuple(sorted((int(anchor[a]), int(anchor[b])))) for a, b in pairs}
-        self._pairs = np.array(sorted(body_pairs), np.int32).reshape(-1, 2)
-        tag = hashlib.sha1(np.asarray(anchor, np.int64).tobytes()).hexdigest()[:12]
-        self.geometry_key = f"{robot.geometry_key}-rigid-{tag}"
+    robot: Robot
+    pieces: tuple
+    collision: CollisionModel
+    collision_links: npt.NDArray[np.int32]
+    link_radius: npt.NDArray[np.float64]
+    bounds: MotionBoundTables
+    members: dict
+    pairs: npt.NDArray[np.int32]
+    geometry_key: str
+    version: int
+
+    # what the bodies read of the robot they view
+    name = property(lambda self: self.robot.name)
+    model = property(lambda self: self.robot.model)
+    dof = property(lambda self: self.robot.dof)
+    lower = property(lambda self: self.robot.lower)
+    upper = property(lambda self: self.robot.upper)
+    continuous = property(lambda self: self.robot.continuous)
+    link_names = property(lambda self: self.robot.link_names)
+    link_index = property(lambda self: self.robot.link_index)
+    joint_names = property(lambda self: self.robot.joint_names)
+    cache_dir = property(lambda self: self.robot.cache_dir)
+
+    def validate_q(self, q, name: str = "q", check_limits: bool = False):
+        return self.robot.validate_q(q, name, check_limits)
+
+    def fk_array(self, q, out=None):
+        return self.robot.fk_array(q, out)
+
+    def random_configurations(self, n: int, rng=None):
+        return self.robot.random_configurations(n, rng)
 
     def __repr__(self) -> str:
         return f"RigidBodies({self.name!r}, {len(self.members)} bodies)"
@@ -96,7 +104,44 @@ class RigidBodies(Robot):
 
     def self_collision_pairs(self) -> npt.NDArray[np.int32]:
         """(k, 2) anchor link indices of the checked pairs of bodies (a < b)."""
-        return self._pairs.copy()
+        return self.pairs.copy()
+
+
+def _rigid_view(robot: Robot, anchor: np.ndarray, pairs) -> RigidBodies:
+    """The `RigidBodies` of robot: anchor (n_links,) the anchor link of each collision
+    link's body; pairs: the robot's checked link pairs between different rigid groups (so
+    different bodies)."""
+    names = robot.link_names
+    T = robot.fk_array(np.clip(np.zeros(robot.dof), robot.lower, robot.upper))
+    index = robot.link_index
+    moved = []
+    for p in robot.pieces:
+        li = index[p.link]
+        r = int(anchor[li])
+        if r != li:  # the member's pose in its anchor's frame never changes
+            p = LinkPiece(names[r], p.shape, np.linalg.inv(T[r]) @ T[li] @ p.pose)
+        moved.append(p)
+    pieces = sorted(moved, key=lambda p: index[p.link])  # stable: URDF order kept
+    collision = collision_model(pieces, len(names), index)
+    links = np.flatnonzero(np.diff(collision.link_start) > 0).astype(np.int32)
+    radius = link_radii(collision, len(names))
+    members: dict[int, list[str]] = {}
+    for li in robot.collision_links:
+        members.setdefault(int(anchor[li]), []).append(names[li])
+    body_pairs = {tuple(sorted((int(anchor[a]), int(anchor[b])))) for a, b in pairs}
+    tag = hashlib.sha1(np.asarray(anchor, np.int64).tobytes()).hexdigest()[:12]
+    return RigidBodies(
+        robot=robot,
+        pieces=tuple(pieces),
+        collision=collision,
+        collision_links=links,
+        link_radius=radius,
+        bounds=MotionBoundTables(robot.model, radius, links, robot.dof),
+        members={r: tuple(m) for r, m in members.items()},
+        pairs=np.array(sorted(body_pairs), np.int32).reshape(-1, 2),
+        geometry_key=f"{robot.geometry_key}-rigid-{tag}",
+        version=robot.version,
+    )
 
 
 def rigid_bodies(robot):
@@ -119,4 +164,4 @@ def rigid_bodies(robot):
         anchor[li] = first.setdefault(key, int(li))
     if len(first) == len(robot.collision_links):
         return robot
-    return RigidBodies(robot, anchor, pairs)
+    return _rigid_view(robot, anchor, pairs)

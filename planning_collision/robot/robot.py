@@ -37,10 +37,8 @@ import numpy.typing as npt
 from ..geometry.validate import real_array
 from ..io.srdf import read_srdf
 from ..io.urdf import read_urdf
-from ..kernels.fk import RobotModel, fk, fk_batch, piece_poses
-from ..kernels.motion_bounds import motion_bounds as _motion_bounds_kernel
+from ..kernels.fk import RobotModel, fk, fk_batch
 from ..kernels.robot_batch import count_link_pair_collisions
-from ..primitives import convex_block_from_table
 from ..workspace import Workspace, thread_workspace
 from .acm import (
     ACM_SAMPLES,
@@ -50,6 +48,7 @@ from .acm import (
     cached_sample_acm,
     sample_acm,
 )
+from .bodies import LinkBodies
 from .bounds import MotionBoundTables
 from .geometry import CollisionModel, collision_model, link_radii, load_link_geometry
 from .kinematics import build_tree
@@ -59,7 +58,7 @@ __all__ = ["Robot", "RobotModel", "CollisionModel"]
 log = logging.getLogger(__name__)
 
 
-class Robot:
+class Robot(LinkBodies):
     """A URDF robot compiled for the kernels. Build with `Robot.from_urdf` or
     `robots.load(name)`. See the module docstring."""
 
@@ -284,60 +283,6 @@ class Robot:
         fk_batch(self.model, Q, out)
         return out
 
-    def piece_poses(self, q) -> npt.NDArray[np.float64]:
-        """(n_pieces, 4, 4) world pose of every collision piece."""
-        T = self.fk_array(q)
-        out = np.empty((len(self.pieces), 4, 4))
-        piece_poses(T, self.collision.piece_link, self.collision.piece_pose, out)
-        return out
-
-    # ---- motion bounds ----------------------------------------------------------------
-
-    def link_aabbs(self, q) -> npt.NDArray[np.float64]:
-        """(n_links, 2, 3) world AABB (lo, hi) of each link's collision model at q, as the
-        engine bounds its pieces (NaN rows for links without geometry)."""
-        block = convex_block_from_table(self.collision.table, self.piece_poses(q))
-        out = np.full((len(self.link_names), 2, 3), np.nan)
-        for li in self.collision_links:
-            s, e = self.collision.link_start[li], self.collision.link_start[li + 1]
-            out[li, 0] = block.lo[s:e].min(axis=0)
-            out[li, 1] = block.hi[s:e].max(axis=0)
-        return out
-
-    # ---- motion bounds ----------------------------------------------------------------
-
-    @property
-    def motion_bound_R(self) -> npt.NDArray[np.float64]:
-        """(n_collision_links, dof) R rows of the collision links (robot/bounds.py)."""
-        return self.bounds.links
-
-    def lowest_common_ancestor(self, a: int, b: int) -> int:
-        return self.bounds.lowest_common_ancestor(a, b)
-
-    def pair_speed_rows(self, pairs) -> npt.NDArray[np.float64]:
-        """(k, dof) R rows of link pairs (k, 2) (link indices): joints below the LCA only."""
-        return self.bounds.pair_rows(pairs)
-
-    def motion_bounds(self, q0, q1) -> npt.NDArray[np.float64]:
-        """(n_collision_links,) mu_i: along q0 -> q1, no point of collision link
-        `collision_links[i]` moves farther than ``mu_i |t - s|`` (metres)."""
-        q0 = self.validate_q(q0, "q0")
-        q1 = self.validate_q(q1, "q1")
-        out = np.empty(self.bounds.links.shape[0])
-        _motion_bounds_kernel(self.bounds.links, q0, q1, out)
-        return out
-
-    def pair_motion_bounds(self, q0, q1, pairs=None) -> npt.NDArray[np.float64]:
-        """(k,) bound on how fast the two links of each pair approach each other, per unit t,
-        along q0 -> q1 (joints below the pair's LCA only). Default pairs: the checked
-        self-collision pairs."""
-        q0 = self.validate_q(q0, "q0")
-        q1 = self.validate_q(q1, "q1")
-        R = self.bounds.pair_rows(self.self_collision_pairs() if pairs is None else pairs)
-        out = np.empty(R.shape[0])
-        _motion_bounds_kernel(R, q0, q1, out)
-        return out
-
     # ---- allowed-collision matrix -----------------------------------------------------
 
     def allow(self, a: str, b: str, reason: str = "user") -> None:
@@ -370,11 +315,6 @@ class Robot:
             and all(r == "adjacent" for _, _, r in self.acm.entries())
             and len(self.self_collision_pairs()) > 0
         )
-
-    def body_name(self, link: int) -> str:
-        """The name of link's checked body: the link's own (robot/rigid.py's view names a
-        rigid body by its links)."""
-        return self.link_names[int(link)]
 
     def self_collision_pairs(self) -> npt.NDArray[np.int32]:
         """(k, 2) link indices of collision-link pairs not in the ACM (a < b)."""

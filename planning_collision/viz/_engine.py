@@ -65,7 +65,7 @@ def link_status(scene, robot, q, checker=None) -> dict[str, LinkStatus]:
     r = checker.link_distances(q)
     rows = {
         name: (float(d), int(obj), float(sd))
-        for body, d, obj, sd in zip(r["links"], r["scene"], r["object"], r["self"], strict=True)
+        for body, d, obj, sd in zip(r.links, r.scene, r.object, r.self_distance, strict=True)
         for name in body.split("+")
     }
     touching = {name for name, (d, _, _) in rows.items() if d <= 0.0}
