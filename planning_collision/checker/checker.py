@@ -526,11 +526,10 @@ class CollisionChecker:
         """Compile (or load from numba's cache) every kernel a planner calls: a state check,
         a clearance, an edge by each of `methods` (default all three: name the one your
         motion validator uses, and the first run compiles only its kernel); with `batch`,
-        `is_valid_batch` too. The first run on a machine compiles for ~30 s (announced on
-        stderr: planning_collision/compiling.py; `python -m demos.dev.cold_start` times
-        it); later processes load them in about a second. Call it before timing or
-        planning, or the first solve's time limit goes to the compiler. Leaves the stats
-        and caches as they were before. Returns the seconds it took."""
+        `is_valid_batch` too. A first run compiles for ~40 s (said on stderr; timed by
+        `python -m demos.dev.cold_start`), later processes load them in about a second.
+        Call it before timing or planning, or the first solve's time limit goes to the
+        compiler. Leaves the stats and caches as they were. Returns the seconds it took."""
         methods = tuple(METHODS) if methods is None else tuple(methods)
         for method in methods:
             if method not in METHODS:
