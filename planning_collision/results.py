@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
@@ -110,7 +111,7 @@ _LINK_DISTANCE_KEYS = {
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class LinkDistances:
+class LinkDistances(Mapping):
     """Per checked body at one configuration (`CollisionChecker.link_distances`): a
     collision link, or with ``rigid_bodies`` its links joined by "+". Arrays over bodies:
 
@@ -124,8 +125,8 @@ class LinkDistances:
     partner : (n,) object; that partner's name, "" when it has none.
     distance : (n,) float64, m; the smaller of ``scene`` and ``self_distance``.
 
-    It also reads as a mapping of those names (``d["scene"]``; ``d["self"]`` for
-    ``self_distance``).
+    It also reads as the mapping `link_distances` once returned (``d["scene"]``,
+    ``d["self"]`` for ``self_distance``, ``dict(d)``, ``d.items()``).
     """
 
     links: npt.NDArray[np.object_]
@@ -142,11 +143,11 @@ class LinkDistances:
         except (KeyError, TypeError):
             raise KeyError(f"{key!r}: LinkDistances has {list(_LINK_DISTANCE_KEYS)}") from None
 
-    def keys(self) -> list[str]:
-        return list(_LINK_DISTANCE_KEYS)
+    def __iter__(self):
+        return iter(_LINK_DISTANCE_KEYS)
 
     def __len__(self) -> int:
-        return len(self.links)
+        return len(_LINK_DISTANCE_KEYS)
 
     def nearest(self) -> tuple[str, float]:
         """The body nearest to collision and its distance (m)."""
@@ -154,10 +155,10 @@ class LinkDistances:
         return str(self.links[k]), float(self.distance[k])
 
     def __repr__(self) -> str:
-        if len(self) == 0:
+        if len(self.links) == 0:
             return "LinkDistances(0 bodies)"
         body, d = self.nearest()
-        return f"LinkDistances({len(self)} bodies, nearest {body!r} at {d:.6g} m)"
+        return f"LinkDistances({len(self.links)} bodies, nearest {body!r} at {d:.6g} m)"
 
 
 class Contact(NamedTuple):

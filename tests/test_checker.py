@@ -4,6 +4,7 @@ changed robot or scene is picked up; the counters count."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
@@ -135,6 +136,21 @@ def test_link_distances_in_an_empty_scene_report_no_obstacle(panda, checker, rng
     assert np.all(ld["object"] == -1) and np.all(ld["scene"] == np.inf)
     assert np.all(np.isfinite(ld["self"][ld["partner"] != ""]))
     assert alone.clearance(q) == pytest.approx(np.min(ld["distance"]))
+
+
+def test_link_distances_is_a_record_that_reads_as_the_old_mapping(panda, checker, rng):
+    q = panda.random_configurations(50, rng)[0]
+    ld = checker.link_distances(q)
+    assert isinstance(ld, pc.LinkDistances)
+    assert list(ld) == ["links", "scene", "object", "name", "self", "partner", "distance"]
+    assert ld["self"] is ld.self_distance and dict(ld)["scene"] is ld.scene
+    assert all(len(v) == len(ld.links) for v in ld.values())
+    body, d = ld.nearest()
+    assert d == pytest.approx(checker.clearance(q), abs=1e-9) and body in ld.links
+    with pytest.raises(KeyError, match="LinkDistances has"):
+        ld["nope"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ld.scene = None
 
 
 # ---- edges: certified means certified -------------------------------------------------
