@@ -151,10 +151,13 @@ def _flat_tol(scale):
 
 # ---------------------------------------------------------------------------------------
 # growing GJK's simplex to a tetrahedron: each step adds the support point farthest from
-# the simplex; when there is none, D has no interior and the answer is depth 0
+# the simplex; when there is none, D has no interior and the answer is depth 0. The steps
+# are inlined into epa_core: compiled apart, each links the support functions of every
+# shape kind and runs LLVM's module passes over them again (~1.5 s more for a first
+# `distance()`, measured with python -m demos.dev.cold_start --entries distance)
 
 
-@hot_kernel
+@inline_kernel
 def _grow_point(tab_a, ia, T_a, tab_b, ib, T_b, V, VA, VB, tmp, scale):
     """A point to a segment: the farthest support along the axes. Returns the new scale,
     or -1.0 when D is a single point (two point cores at the same place)."""
@@ -183,7 +186,7 @@ def _grow_point(tab_a, ia, T_a, tab_b, ib, T_b, V, VA, VB, tmp, scale):
     return scale
 
 
-@hot_kernel
+@inline_kernel
 def _grow_segment(tab_a, ia, T_a, tab_b, ib, T_b, V, VA, VB, tmp, scale, flat_n):
     """A segment to a triangle: the support farthest from its line, searched in 60 degree
     steps around it. Returns the new scale, or -1.0 when D is a segment through the origin
@@ -232,7 +235,7 @@ def _grow_segment(tab_a, ia, T_a, tab_b, ib, T_b, V, VA, VB, tmp, scale, flat_n)
     return scale
 
 
-@hot_kernel
+@inline_kernel
 def _grow_triangle(tab_a, ia, T_a, tab_b, ib, T_b, V, VA, VB, tmp, scale, flat_n):
     """A triangle to a tetrahedron: the farther support along its normal, either side.
     Returns the new scale, or -1.0 when D is flat and holds the origin (depth 0 along the
@@ -383,7 +386,7 @@ def _witnesses(V, VA, VB, a, b, c, d, nx, ny, nz, out):
     out[9] = nz
 
 
-@hot_kernel
+@inline_kernel
 def _start_tetrahedron(V, F, FN, FD):
     """The four faces of the tetrahedron V[0:4], oriented outward by its centroid (kept in
     V[4] until vertex 4 is added). Returns how many are not degenerate."""
