@@ -64,12 +64,20 @@ def _kind_text(f: Field) -> str:
     return f"({dims}) {f.kind[0]}"
 
 
+_CODE: dict = {}  # a size expression -> its compiled code (a workspace is made per thread)
+
+
 def _size(f: Field, d, sizes: dict):
     """Size d of field f: an int, or a name or sum or product of names in `sizes`."""
     if isinstance(d, int):
         return d
     try:
-        return int(eval(d, {"__builtins__": {}}, sizes))  # "n", "n + 1", "3 * nv": ours
+        if d in sizes:
+            return int(sizes[d])
+        code = _CODE.get(d)
+        if code is None:
+            code = _CODE[d] = compile(d, "<size>", "eval")  # "n + 1", "3 * nv": ours
+        return int(eval(code, {"__builtins__": {}}, sizes))
     except NameError as e:
         raise ValueError(f"field {f.name!r}: no size given for {d!r} ({e})") from None
 
@@ -86,8 +94,13 @@ def allocate(cls, **sizes):
         if isinstance(f.kind, type):
             raise TypeError(f"{cls.__name__}.{f.name}: a nested record is built, not allocated")
         shape = _shape(f, sizes)
-        dtype = np.dtype(f.kind[0])
-        arrays[f.name] = np.empty(shape, dtype) if f.fill is None else np.full(shape, f.fill, dtype)
+        dtype = f.kind[0]
+        if f.fill is None:
+            arrays[f.name] = np.empty(shape, dtype)
+        elif f.fill == 0.0:
+            arrays[f.name] = np.zeros(shape, dtype)  # zeroed pages from the OS, not a fill
+        else:
+            arrays[f.name] = np.full(shape, f.fill, dtype)
     return cls(**arrays)
 
 
