@@ -198,13 +198,11 @@ def fuzz_configs(n: int, rng) -> Tally:
 
 
 def _lowest(shape, T) -> float:
-    """The lowest world z of a piece: a Convex (its points swept by its radius) or a Box."""
-    if hasattr(shape, "extents"):
-        half = np.asarray(shape.extents) / 2.0
-        v, r = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * half, 0
-    else:
-        v, r = np.asarray(shape.points), shape.radius
-    return float((v @ T[2, :3] + T[2, 3]).min() - r)
+    """At most the lowest world z of a piece: its core points (their hull holds the core)
+    less its sweep radius."""
+    from planning_collision.checker.bounds import core_points, sweep_radius
+
+    return float((core_points(shape) @ T[2, :3] + T[2, 3]).min() - sweep_radius(shape))
 
 
 def fuzz_floors(n: int, rng) -> Tally:

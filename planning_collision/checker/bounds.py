@@ -30,12 +30,12 @@ from ..robot.cache import write_cache_file
 
 log = logging.getLogger(__name__)
 
-__all__ = ["OUTER_POINTS", "piece_bounds"]
+__all__ = ["OUTER_POINTS", "core_points", "piece_bounds", "sweep_radius"]
 
 OUTER_POINTS = 32
 
 
-def _points(shape) -> np.ndarray:
+def core_points(shape) -> np.ndarray:
     """Points whose hull contains the shape's core (the sweep radius is added apart)."""
     if isinstance(shape, Convex):
         return np.asarray(shape.hull.vertices, float)
@@ -55,7 +55,8 @@ def _points(shape) -> np.ndarray:
     raise TypeError(f"no bounding capsule for a {type(shape).__name__} piece")
 
 
-def _sweep(shape) -> float:
+def sweep_radius(shape) -> float:
+    """The radius swept around `core_points` (0 for a shape that is its points' hull)."""
     return (
         float(getattr(shape, "radius", 0.0))
         if isinstance(shape, (Convex, Sphere, Capsule))
@@ -66,8 +67,8 @@ def _sweep(shape) -> float:
 def bounding_capsule(shape) -> tuple[np.ndarray, np.ndarray, float]:
     """(p0, p1, r) of a capsule containing `shape` (its frame): along the principal axis of
     its points, the segment shortened from both ends while that lowers the volume."""
-    v = _points(shape)
-    sweep = _sweep(shape)
+    v = core_points(shape)
+    sweep = sweep_radius(shape)
     c = 0.5 * (v.min(axis=0) + v.max(axis=0))
     axis = np.linalg.svd(v - c)[2][0] if len(v) > 1 else np.array([0.0, 0.0, 1.0])
     t = (v - c) @ axis
