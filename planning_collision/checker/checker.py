@@ -492,13 +492,13 @@ class CollisionChecker:
             )  # fmt: skip
             self._requests[key] = request
         kernel = _ENTRY[code_m]
-        if code_m == E.DISCRETE:  # this edge's own copy (another thread may use the record)
-            request = request.copy()
-            request[E.N_STEPS] = n_steps
-        code = kernel(m.table, ws.table, q0, q1, request, ws.out)
         if code_m != E.DISCRETE:
+            code = kernel(m.table, ws.table, q0, q1, request, ws.out)
             _seal(kernel)
-        return code
+            return code
+        ws.request[:] = request  # the shared record with this edge's number of states
+        ws.request[E.N_STEPS] = n_steps
+        return kernel(m.table, ws.table, q0, q1, ws.request, ws.out)
 
     def check_edge(self, q0, q1, method: str = "dichotomy", check_start: bool = True) -> EdgeResult:
         """Check the straight motion q0 -> q1 (dof,): "dichotomy" (certified, default),

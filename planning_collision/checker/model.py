@@ -14,6 +14,7 @@ import weakref
 
 import numpy as np
 
+from ..kernels import edges as E
 from ..kernels import states as K
 from ..kernels.check_types import CheckBuffers, CheckRobot
 from ..kernels.handles import array_table, rows
@@ -258,6 +259,8 @@ class CheckWorkspace:
         self.table = array_table(row_list)
         self.counts = self.scratch.counts
         self.out = np.zeros(4)  # an edge check's result (kernels/edges.py ENTRY_POINTS)
+        # a discrete edge's EdgeRequest (its own number of states), written per call
+        self.request = np.zeros(len(E.EdgeRequest._fields))
 
     def forget(self) -> None:
         """Drop the front lists and the endpoint cache (their world-frame contents belong
