@@ -9,6 +9,7 @@ link body is a rigid body (robot/rigid.py): links joined by fixed or held joints
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import weakref
 
@@ -25,6 +26,7 @@ from ..robot.cache import derived_cache_file
 from ..robot.geometry import link_spheres
 from ..robot.rigid import rigid_bodies
 from ..scene import Scene
+from .blocks import BlockLayout
 from .bounds import OUTER_POINTS, piece_bounds
 from .self_tables import no_tables, pair_tables
 
@@ -228,6 +230,34 @@ def pair_distances(robot, Q, bodies, cap: float) -> np.ndarray:
     return d
 
 
+@functools.lru_cache(maxsize=64)
+def workspace_layout(
+    n_obj: int,
+    n_out: int,
+    warm: int,
+    n_links: int,
+    n_pieces: int,
+    n_bodies: int,
+    dof: int,
+    endpoints: int,
+) -> BlockLayout:
+    """The one-block layout (checker/blocks.py) of a workspace of these sizes, learnt from
+    a Scratch and CheckBuffers allocated the declared way (`new_scratch`, `allocate`)."""
+    scratch = new_scratch(n_obj, n_out, warm)
+    buffers = allocate(
+        CheckBuffers,
+        n_links=n_links,
+        n_pieces=n_pieces,
+        n_bodies=n_bodies,
+        dof=dof,
+        intervals=INTERVALS,
+        front_rows=n_pieces * FRONT,
+        endpoints=endpoints,
+        queue=QUEUE,
+    )
+    return BlockLayout([scratch, buffers])
+
+
 class CheckWorkspace:
     """One thread's scratch for the checker: the traversal's Scratch and the checker's
     buffers (poses, distances, edge intervals, front lists, the endpoint cache), sized for
@@ -235,28 +265,17 @@ class CheckWorkspace:
 
     def __init__(self, model: CheckModel, cache: bool = True, endpoints: int = ENDPOINTS):
         r = model.robot
-        n_links = r.link_start.shape[0] - 1
-        n_pieces = r.piece_link.shape[0]
-        nb = r.R.shape[0]
-        dof = r.R.shape[1]
-        self.scratch = new_scratch(
+        layout = workspace_layout(
             int(model.scene.n_obj[0]),
             model.scene.tab.kind.shape[0],
             WARM_SLOTS if cache else 0,
+            r.link_start.shape[0] - 1,
+            r.piece_link.shape[0],
+            r.R.shape[0],
+            r.R.shape[1],
+            max(int(endpoints), 1),
         )
-        self.buffers = allocate(
-            CheckBuffers,
-            n_links=n_links,
-            n_pieces=n_pieces,
-            n_bodies=nb,
-            dof=dof,
-            intervals=INTERVALS,
-            front_rows=n_pieces * FRONT,
-            endpoints=max(int(endpoints), 1),
-            queue=QUEUE,
-        )
-        row_list = rows(self.scratch) + rows(self.buffers)
-        self.table = array_table(row_list)
+        (self.scratch, self.buffers), self.table = layout.new()
         self.counts = self.scratch.counts
         self.out = np.zeros(4)  # an edge check's result (kernels/edges.py ENTRY_POINTS)
         # a discrete edge's EdgeRequest (its own number of states), written per call
