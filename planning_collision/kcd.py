@@ -370,7 +370,10 @@ def open_tops(tops, kt_lo, kt_hi, cstart, child, group, blo, bhi, left, right, r
 
 
 def _offsets(sizes) -> np.ndarray:
-    return np.r_[0, np.cumsum(np.asarray(sizes, np.int64))][:-1]
+    sizes = np.asarray(sizes, np.int64)
+    out = np.zeros(sizes.size, np.int64)
+    np.cumsum(sizes[:-1], out=out[1:])  # (np.r_ costs ~10 us a call: a scene per problem)
+    return out
 
 
 def _concat_bvhs(blocks: Sequence[ObjectBlock], poff: np.ndarray):
@@ -430,10 +433,50 @@ def _concat_trees(blocks: Sequence[ObjectBlock], boff: np.ndarray) -> tuple[_Tre
     return tree, (np.concatenate(tops) if tops else i64)
 
 
+def _one_node(b: ObjectBlock) -> bool:
+    """True when object block b is one bounded primitive: one BVH node, one KCD node (its
+    group leaf, its top), as `one_primitive_objects` makes them."""
+    return (
+        b.kt_lo.shape[0] == 1
+        and b.bvh.lo.shape[0] == 1
+        and b.prims.lo.shape[0] == 1
+        and b.unbounded.shape[0] == 0
+    )
+
+
+def _one_node_forest(blocks: Sequence[ObjectBlock]):
+    """`_concat_bvhs` and `_concat_trees` of blocks that are each one node (`_one_node`):
+    the same arrays, written at once (a MotionBenchMaker scene is ~10 such objects, built
+    per problem; the general concatenation costs ~120 us of numpy calls for them)."""
+    n = len(blocks)
+    ids = np.arange(n, dtype=np.int64)
+    i32 = ids.astype(np.int32)
+    bvh = FlatBVH(
+        np.concatenate([b.bvh.lo for b in blocks]),
+        np.concatenate([b.bvh.hi for b in blocks]),
+        np.full(n, -1, np.int32),
+        np.full(n, -1, np.int32),
+        i32,
+        np.ones(n, np.int32),
+        i32.copy(),
+    )
+    tree = _Tree(
+        [np.concatenate([b.kt_lo for b in blocks])],
+        [np.concatenate([b.kt_hi for b in blocks])],
+        [np.zeros(n, np.int64)],
+        [np.zeros(0, np.int64)],
+        [ids.copy()],
+        [ids.copy()],
+    )
+    return bvh, ids.copy(), i32.copy(), tree, ids
+
+
 def _open_into(tree: _Tree, tops, bvh: FlatBVH, bvh_obj, ratio: float) -> np.ndarray:
     """`open_tops` over the concatenated tree; the opened BVH nodes become new group leaves
     of their object (appended to `tree`). Returns the items the top tree goes over."""
-    cs = np.r_[0, np.cumsum(np.concatenate(tree.ccount))]
+    cc = np.concatenate(tree.ccount)
+    cs = np.zeros(cc.size + 1, np.int64)
+    np.cumsum(cc, out=cs[1:])
     items, nb = open_tops(
         tops,
         np.concatenate(tree.lo),
@@ -467,7 +510,7 @@ def _add_top(tree: _Tree, tops: np.ndarray) -> np.ndarray:
     allo, alhi = np.concatenate(tree.lo), np.concatenate(tree.hi)
     tlo, thi, cc, ch = _kt_tree(tops, allo[tops], alhi[tops], K)
     allobj = np.concatenate(tree.obj)
-    st = np.r_[0, np.cumsum(cc)][:-1]
+    st = _offsets(cc)
     cobj = np.where(ch < K, allobj[np.minimum(ch, K - 1)], -2)
     omin = np.minimum.reduceat(cobj, st)
     omax = np.maximum.reduceat(cobj, st)
@@ -487,8 +530,11 @@ def flatten(blocks: Sequence[ObjectBlock], open_ratio: float | None = OPEN_RATIO
     prims = concat_primitives(b.prims for b in blocks)
     npr = np.array([len(b.prims) for b in blocks], np.int64)
     poff = _offsets(npr)
-    bvh, boff, bvh_obj = _concat_bvhs(blocks, poff)
-    tree, tops = _concat_trees(blocks, boff)
+    if blocks and all(_one_node(b) for b in blocks):
+        bvh, boff, bvh_obj, tree, tops = _one_node_forest(blocks)
+    else:
+        bvh, boff, bvh_obj = _concat_bvhs(blocks, poff)
+        tree, tops = _concat_trees(blocks, boff)
     if tops.size and open_ratio is not None:
         tops = _open_into(tree, tops, bvh, bvh_obj, open_ratio)
     root = _add_top(tree, tops)

@@ -67,7 +67,8 @@ class Primitives(NamedTuple):
         return self.tab.kind.shape[0]
 
 
-def _table(kind, params, vcount, verts, adjcount, adj, aabb, brad) -> L.ShapeTable:
+def _table(kind, params, vcount, verts, adjcount, adj, aabb, brad, vsoa=None) -> L.ShapeTable:
+    """A ShapeTable of these rows (`vsoa` computed unless given)."""
     n = kind.shape[0]
     vstart = np.zeros(n + 1, np.int32)
     np.cumsum(vcount, out=vstart[1:])
@@ -83,7 +84,7 @@ def _table(kind, params, vcount, verts, adjcount, adj, aabb, brad) -> L.ShapeTab
         np.ascontiguousarray(adj, np.int32),
         np.ascontiguousarray(aabb, np.float64),
         np.ascontiguousarray(brad, np.float64),
-        L.soa_vertices(verts, vstart),
+        L.soa_vertices(verts, vstart) if vsoa is None else vsoa,
     )
 
 
@@ -100,6 +101,7 @@ def _pointless_table(kind, params, aabb, brad) -> L.ShapeTable:
         np.zeros(0, np.int32),
         aabb,
         brad,
+        np.zeros(0),
     )
 
 
@@ -277,12 +279,14 @@ def concat_primitives(blocks) -> Primitives:
         _table(
             np.concatenate([t.kind for t in tabs]),
             np.concatenate([t.params for t in tabs]),
-            np.concatenate([np.diff(t.vstart) for t in tabs]),
+            np.concatenate([t.vstart[1:] - t.vstart[:-1] for t in tabs]),
             np.concatenate([t.verts for t in tabs]),
-            np.concatenate([np.diff(t.adjstart) for t in tabs]),
+            np.concatenate([t.adjstart[1:] - t.adjstart[:-1] for t in tabs]),
             np.concatenate([t.adj for t in tabs]),
             np.concatenate([t.aabb for t in tabs]),
             np.concatenate([t.brad for t in tabs]),
+            # a shape's x.., y.., z.. blocks start at 3 * vstart: concatenation keeps them
+            np.concatenate([t.vsoa for t in tabs]),
         ),
         np.concatenate([b.poses for b in blocks]),
         np.concatenate([b.lo for b in blocks]),

@@ -93,3 +93,30 @@ def test_the_one_primitive_table_is_the_table_the_shapes_pack(rng):
         assert a.dtype == b.dtype and np.array_equal(a, b)
     with pytest.raises(TypeError, match="one-primitive shapes, got Convex"):
         primitive_table([pc.Convex(np.zeros((1, 3)))])
+
+
+@given(st.integers(0, 2**31), st.integers(1, 25))
+def test_the_flat_form_of_one_node_objects_is_the_general_one(seed, n):
+    """kcd.flatten writes the forest of objects that are each one primitive at once
+    (`_one_node_forest`, taken when every object is one node, as MotionBenchMaker scenes
+    are): the same flat scene, array for array, as its general concatenation."""
+    from planning_collision import kcd
+
+    rng = np.random.default_rng(seed)
+    scene = pc.Scene()
+    scene.add_many(_objects(rng, n))
+    snap = scene.snapshot()
+    blocks = [snap.blocks[i] for i in snap.blocks]
+    singles = [b for b in blocks if kcd._one_node(b)]
+    original = kcd._one_node
+    for subset in (blocks, singles):
+        if not subset:
+            continue
+        fast = kcd.flatten(subset)
+        try:
+            kcd._one_node = lambda b: False
+            slow = kcd.flatten(subset)
+        finally:
+            kcd._one_node = original
+        for x, y in zip(_arrays(fast), _arrays(slow), strict=True):
+            assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y)
