@@ -112,6 +112,10 @@ def as_pose(T, name: str = "T") -> npt.NDArray[np.float64]:
     return a
 
 
+_I3 = np.eye(3)
+_LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
+
+
 def as_poses(poses, name: str = "poses[{}]") -> npt.NDArray[np.float64]:
     """``(k, 4, 4)`` rigid transforms, checked at once (as `as_pose` checks one); on failure
     the first bad one is named with as_pose's message, ``name.format(k)``."""
@@ -122,12 +126,19 @@ def as_poses(poses, name: str = "poses[{}]") -> npt.NDArray[np.float64]:
         ok = False
     if ok:
         R = P[:, :3, :3]
-        err = np.abs(np.einsum("kji,kjl->kil", R, R) - np.eye(3)).max(axis=(1, 2))
+        err = np.abs(np.matmul(R.transpose(0, 2, 1), R) - _I3).max(initial=0.0)
+        # orthonormal columns: the determinant is +-1, the sign of (c0 x c1) . c2
+        c0, c1, c2 = R[:, :, 0], R[:, :, 1], R[:, :, 2]
+        det = (
+            (c0[:, 1] * c1[:, 2] - c0[:, 2] * c1[:, 1]) * c2[:, 0]
+            + (c0[:, 2] * c1[:, 0] - c0[:, 0] * c1[:, 2]) * c2[:, 1]
+            + (c0[:, 0] * c1[:, 1] - c0[:, 1] * c1[:, 0]) * c2[:, 2]
+        )
         ok = (
-            bool(np.all(np.abs(P[:, 3] - (0.0, 0.0, 0.0, 1.0)) <= LAST_ROW_TOL))
-            and bool(np.all(err <= ROTATION_TOL))
-            and bool(np.all(np.linalg.det(R) > 0.0))
-            and bool(np.all(np.abs(P[:, :3, 3]) <= WORLD_LIMIT))
+            bool((np.abs(P[:, 3] - _LAST_ROW) <= LAST_ROW_TOL).all())
+            and bool(err <= ROTATION_TOL)
+            and bool((det > 0.0).all())
+            and bool((np.abs(P[:, :3, 3]) <= WORLD_LIMIT).all())
         )
     if ok:
         return np.ascontiguousarray(P)
