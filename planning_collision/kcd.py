@@ -33,6 +33,7 @@ from .kernels.bvh import (
     overlap_components_brute,
     wide_tree,
 )
+from .kernels.layout import ShapeTable
 from .kernels.traversal import FlatScene
 from .primitives import (
     Primitives,
@@ -292,7 +293,7 @@ def one_primitive_objects(shapes, poses: np.ndarray) -> list[ObjectBlock]:
     out = []
     for k in range(len(shapes)):
         lo_k, hi_k = lo[k : k + 1], hi[k : k + 1]
-        tab_k = tab._replace(
+        tab_k = ShapeTable(
             kind=tab.kind[k : k + 1],
             params=tab.params[k : k + 1],
             vstart=_VSTART,
@@ -532,11 +533,13 @@ def flatten(blocks: Sequence[ObjectBlock], open_ratio: float | None = OPEN_RATIO
     poff = _offsets(npr)
     if blocks and all(_one_node(b) for b in blocks):
         bvh, boff, bvh_obj, tree, tops = _one_node_forest(blocks)
+        if open_ratio is not None:  # open_tops keeps one-node tops whole, in stack order
+            tops = tops[::-1].copy()
     else:
         bvh, boff, bvh_obj = _concat_bvhs(blocks, poff)
         tree, tops = _concat_trees(blocks, boff)
-    if tops.size and open_ratio is not None:
-        tops = _open_into(tree, tops, bvh, bvh_obj, open_ratio)
+        if tops.size and open_ratio is not None:
+            tops = _open_into(tree, tops, bvh, bvh_obj, open_ratio)
     root = _add_top(tree, tops)
     cstart = np.zeros(sum(c.size for c in tree.ccount) + 1, np.int64)
     if tree.ccount:

@@ -110,13 +110,14 @@ def test_the_flat_form_of_one_node_objects_is_the_general_one(seed, n):
     singles = [b for b in blocks if kcd._one_node(b)]
     original = kcd._one_node
     for subset in (blocks, singles):
-        if not subset:
-            continue
-        fast = kcd.flatten(subset)
-        try:
-            kcd._one_node = lambda b: False
-            slow = kcd.flatten(subset)
-        finally:
-            kcd._one_node = original
-        for x, y in zip(_arrays(fast), _arrays(slow), strict=True):
-            assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y)
+        for ratio in (kcd.OPEN_RATIO, None):
+            if not subset:
+                continue
+            fast = kcd.flatten(subset, ratio)
+            try:
+                kcd._one_node = lambda b: False
+                slow = kcd.flatten(subset, ratio)
+            finally:
+                kcd._one_node = original
+            for x, y in zip(_arrays(fast), _arrays(slow), strict=True):
+                assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y)
