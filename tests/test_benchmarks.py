@@ -216,6 +216,20 @@ def test_the_checker_benchmark_runs(capsys):
     assert ratios and all(0.01 < r < 1000.0 for r in ratios), ratios
 
 
+def test_the_setup_benchmark_times_every_part_of_every_problem(capsys):
+    from demos.bench import setup as bench_setup
+
+    res = bench_setup.measure(["box", "cage"], n=2, repeats=2)
+    assert res["obstacles"] and len(res["obstacles"]) == 4
+    for part in (*bench_setup.PARTS, "total"):
+        assert len(res[part]) == 4 and all(0.0 < t < 1.0 for t in res[part]), part
+    for k in range(4):  # a problem's total is the sum of its parts (medians of 2: means)
+        assert res["total"][k] == pytest.approx(sum(res[p][k] for p in bench_setup.PARTS))
+    assert bench_setup.main(["--sets", "box", "--n", "1", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert all(part in out for part in bench_setup.PARTS) and "total" in out
+
+
 def test_the_certification_script_finds_no_false_free_edge(capsys):
     from demos.dev import certify
 
