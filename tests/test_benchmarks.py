@@ -206,6 +206,7 @@ def test_the_checker_benchmark_runs(capsys):
     assert bench_checker.main([*argv, "--peer-edges", "4"]) == 0
     out = capsys.readouterr().out
     assert "python-fcl pipeline" in out and "dichotomy (certified)" in out and "cache=False" in out
+    assert "free edges by cost" in out and "90%-100%" in out
     # the edge table's ratio to the peer is a ratio of times in one unit (a unit slip once
     # printed 6,617,043x): both sides are tens to thousands of microseconds
     ratios = [

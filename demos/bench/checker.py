@@ -228,7 +228,7 @@ def bench_edges(worlds, edges, n_peer: int, rng) -> dict:
     from plugins.ompl import StateCodec, make_state_space, new_state
 
     res = {
-        m: {"t": [], "nq": [], "ok": [], "valid": 0, "peer_t": []}
+        m: {"t": [], "nq": [], "ok": [], "valid": 0, "peer_t": [], "work": []}
         for m in ("dichotomy", "ca", "discrete")
     }
     configs = {  # CollisionChecker keywords of each cache setting
@@ -250,9 +250,12 @@ def bench_edges(worlds, edges, n_peer: int, rng) -> dict:
         for m, r in res.items():
             ch.forget()
             for k, a, b in mine:
+                ch.reset_stats()
                 t0 = time.perf_counter()
                 e = ch.check_edge(a, b, m, check_start=False)
                 r["t"].append(time.perf_counter() - t0)
+                st = ch.stats  # what the edge cost, beyond its time (`free_edge_bands`)
+                r["work"].append([st[key] for key in WORK])
                 if k in peer_idx:  # the peer's edges, for a ratio on the same work
                     r["peer_t"].append(r["t"][-1])
                 r["nq"].append(e.n_queries)
@@ -286,6 +289,26 @@ def bench_edges(worlds, edges, n_peer: int, rng) -> dict:
                 peer["t"].append(time.perf_counter() - t0)
     n = len(edges)
     return {"methods": res, "cache": cache, "peer": peer, "n": n}
+
+
+# The checker's counts kept per edge (CollisionChecker.stats), for `free_edge_bands`.
+WORK = ("states", "distance_queries", "bv_tests", "narrowphase_pairs")
+BANDS = ((0.0, 0.5), (0.5, 0.9), (0.9, 1.0))
+
+
+def free_edge_bands(r: dict) -> list:
+    """The free edges of one method's results, cheapest first, in BANDS of their count:
+    per band (lo, hi, mean us, share of the free edges' time, mean of each WORK count)."""
+    t, ok, work = np.array(r["t"]) * 1e6, np.array(r["ok"], bool), np.array(r["work"], float)
+    order = np.argsort(t[ok])
+    t, work = t[ok][order], work[ok][order]
+    out = []
+    for lo, hi in BANDS:
+        sel = slice(int(lo * len(t)), int(hi * len(t)))
+        if len(t[sel]):
+            share = t[sel].sum() / t.sum()
+            out.append((lo, hi, t[sel].mean(), share, *work[sel].mean(axis=0)))
+    return out
 
 
 def bound_ratios(worlds, edges, n: int = 2000) -> dict:
@@ -457,6 +480,13 @@ def main(argv=None) -> int:
             if sel.any()
         ]
         print(f"  {m:10s} " + "   ".join(part))
+    print(
+        "dichotomy's free edges by cost (edges ranked by time; mean per edge: us, share of the "
+        "free edges' time, " + ", ".join(WORK) + "):"
+    )
+    for lo, hi, us, share, *work in free_edge_bands(e["methods"]["dichotomy"]):
+        counts = ", ".join(f"{x:.1f}" for x in work)
+        print(f"  {lo:4.0%}-{hi:4.0%}: {us:7.1f} us, {share:4.0%} of the time; {counts}")
     pt = np.array(e["peer"]["t"]) * 1e6
     if len(pt):
         print(
