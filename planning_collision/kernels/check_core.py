@@ -54,7 +54,7 @@ from .fk import fk, piece_poses
 from .handles import table_view
 from .pair import overlap_within, pair_separation
 from .scratch import STATES, Scratch
-from .traversal import FlatScene, traverse_body
+from .traversal import FlatScene, traverse_inline
 from .visits import warm_keep, warm_start
 
 # A model table holds the robot's rows, then the scene's; each is viewed only where it is
@@ -169,8 +169,6 @@ def pose(hm, hw, q, capsules):
 # ---------------------------------------------------------------------------------------
 # the two heavy parts, compiled once each
 
-_traverse = inline_kernel(traverse_body)
-
 
 @hot_kernel
 def query(hm, hw, mode, which, i0, i1, bound, flag):
@@ -192,7 +190,7 @@ def query(hm, hw, mode, which, i0, i1, bound, flag):
     ranges = buf.ranges[0:0] if which == ENVELOPE else buf.ranges
     # an outer hull's hit can be certain for its piece (kernels/traversal.py, qinner)
     inner = robot.tab.params[:, 0] if which == OUTER else robot.tab.params[0:0, 0]
-    return _traverse(
+    return traverse_inline(
         scene, mode, tab, poses, lo, hi, i0, i1, seeds, ranges, bound, flag, sc, inner, False
     )
 

@@ -84,7 +84,7 @@ import math
 
 import numpy as np
 
-from ._jit import hot_kernel
+from ._jit import hot_kernel, inline_kernel
 from .boxes import query_obb
 from .bvh import FlatBVH
 from .codes import (
@@ -263,6 +263,17 @@ def traverse_body(
     return tally(sc, nbv, npair, result(mode, per_object, best, arg, rec, n))
 
 
-# `traverse` compiled on its own; callers that pass it many arrays per call compile the
-# same body into themselves (`inline_kernel(traverse_body)`: kernels/check_core.py).
-traverse = hot_kernel(traverse_body)
+# The body inlined: into `traverse` below, and into callers that pass it many arrays per
+# call (the checker's `query`: kernels/check_core.py). Its steps are inlined into those
+# functions, not into the body first (`inline_step`, kernels/_jit.py).
+traverse_inline = inline_kernel(traverse_body)
+
+
+@hot_kernel
+def traverse(
+    scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, ranges, bound, flag, sc, qinner, depth
+):
+    """The traversal compiled on its own (arguments, modes and returns: module doc)."""
+    return traverse_inline(
+        scene, mode, qtab, qposes, qlo, qhi, i0, i1, seeds, ranges, bound, flag, sc, qinner, depth
+    )

@@ -20,7 +20,7 @@ import numpy as np
 from numba import literally, types
 from numba.extending import overload
 
-from ._jit import hot_kernel, inline_kernel
+from ._jit import hot_kernel, inline_step
 from .boxes import (
     lower_bound,
     obb_apart,
@@ -190,13 +190,13 @@ Query = namedtuple("Query", ["poses", "lo", "hi", "inner"])
 LeafScratch = namedtuple("LeafScratch", ["best", "tmp", "pair", "warm"])
 
 
-@inline_kernel
+@inline_step
 def query_ball(qposes, qbrad, i):
     """The query primitive's bounding ball: its local origin posed, and its brad."""
     return qposes[i, 0, 3], qposes[i, 1, 3], qposes[i, 2, 3], qbrad[i]
 
 
-@inline_kernel
+@inline_step
 def _collide_unbounded(ids, tab, prims, qtab, q, i, bound, stop_first, pair, hit, out):
     """COLLIDE of query primitive i against the primitives `ids` without a box
     (halfspaces), each object once. Returns (objects hit, pair tests, stopped at a first
@@ -221,7 +221,7 @@ def _collide_unbounded(ids, tab, prims, qtab, q, i, bound, stop_first, pair, hit
     return n, npair, False
 
 
-@inline_kernel
+@inline_step
 def _distance_unbounded(ids, tab, prims, qtab, q, i, bound, per_object, depth, sc, gbest, arg, rec):
     """DISTANCE of query primitive i to the primitives `ids` without a box; sc:
     `LeafScratch`. Returns (pair tests, gbest, arg, rec)."""
@@ -239,7 +239,7 @@ def _distance_unbounded(ids, tab, prims, qtab, q, i, bound, per_object, depth, s
     return npair, gbest, arg, rec
 
 
-@inline_kernel
+@inline_step
 def unbounded(ids, tab, prims, qtab, q, mode, i, bound, flag, depth, sc, hit, out, gbest, arg, rec):
     """Query primitive i against the primitives `ids` without a box (halfspaces), which
     every COLLIDE or DISTANCE query tests (`traverse`; sc: `LeafScratch`), before the
@@ -258,7 +258,7 @@ def unbounded(ids, tab, prims, qtab, q, mode, i, bound, flag, depth, sc, hit, ou
     return n, npair, gbest, arg, rec, stopped
 
 
-@inline_kernel
+@inline_step
 def seed_stack(stack, seeds, ranges, i, root):
     """Stack entries for query primitive i: its rows of seeds (`traverse`), or the root.
     Returns the stack size, or OVERFLOW."""
@@ -277,7 +277,7 @@ def seed_stack(stack, seeds, ranges, i, root):
     return np.int64(s1 - s0)
 
 
-@inline_kernel
+@inline_step
 def object_bound(hit, best, o, b, collide, per_object):
     """(skip, bound) for a node of object slot o (-1: a KCD node over several objects):
     COLLIDE skips the objects hit already; DISTANCE per object searches under o's own best
@@ -291,7 +291,7 @@ def object_bound(hit, best, o, b, collide, per_object):
     return False, b
 
 
-@inline_kernel
+@inline_step
 def visit_kt(kcd, stack, sp, tree, nd, qlo, qhi, i, ball, b, bound, distance, keys):
     """Visit KCD node nd (popped; its entry's slot sp is free): test its box unless its
     parent did (KT_TESTED), then push its group's BVH root, or its children whose boxes
@@ -354,7 +354,7 @@ def visit_kt(kcd, stack, sp, tree, nd, qlo, qhi, i, ball, b, bound, distance, ke
     return sp, nbv
 
 
-@inline_kernel
+@inline_step
 def bv_pruned(lo, hi, nd, qlo, qhi, i, ball, ob, b, bound, collide, distance):
     """Whether group-BVH node nd's box rules it out: DISTANCE by the query's box, ball and
     oriented box under b; COLLIDE and the listing modes by the query's box within bound,
@@ -367,7 +367,7 @@ def bv_pruned(lo, hi, nd, qlo, qhi, i, ball, ob, b, bound, collide, distance):
     return collide and obb_apart(lo, hi, nd, ob, bound)
 
 
-@inline_kernel
+@inline_step
 def push_children(lo, hi, left, right, stack, sp, nd, qlo, qhi, i, ob, distance):
     """Push internal group-BVH node nd's two children: for DISTANCE the nearer on top, so
     it is popped first (tighter bounds sooner); else the left one. Returns the stack size,
@@ -387,7 +387,7 @@ def push_children(lo, hi, left, right, stack, sp, nd, qlo, qhi, i, ob, distance)
     return sp + 2
 
 
-@inline_kernel
+@inline_step
 def collide_leaf(
     order, f, cnt, o, tab, prims, qtab, q, i, ob, bound, stop_first, pair, warm, hit, out
 ):
@@ -420,7 +420,7 @@ def collide_leaf(
     return ZERO, nbv, npair, False
 
 
-@inline_kernel
+@inline_step
 def list_leaf(order, f, cnt, plo, phi, qlo, qhi, i, bound, out, n):
     """CANDIDATES: the primitives order[f:f + cnt] of a leaf whose boxes overlap the
     query's within bound, into out from n. Returns (n, box tests)."""
@@ -436,7 +436,7 @@ def list_leaf(order, f, cnt, plo, phi, qlo, qhi, i, bound, out, n):
     return n, nbv
 
 
-@inline_kernel
+@inline_step
 def distance_leaf(
     order, f, cnt, o, tab, prims, qtab, q, i, ball, ob, bound, per_object, depth, sc, gbest,
     arg, rec,
