@@ -5,10 +5,12 @@ node's box test and children, a leaf's primitives per mode, and the kept results
 The steps are inlined into the traversal's one loop (numba IR inlining: the machine code
 of one loop, as when it was written out in one function); each takes the arrays it reads
 (below) and returns what it changed of the loop's state (its counts, its stack size, the
-nearest pair so far). What the cut costs, measured against the loop written out in one
-function (python -m demos.dev.cold_start, python -m demos.bench.checker): the same speed,
-and a first `is_valid` + `check_edge` ~2.5 s (7 %) longer to compile, the IR inlining of
-the steps (the checker's `query` compiles in ~6.6 s instead of ~4.3). Compiled apart
+nearest pair so far). They are `inline_step`s: inlined into the function that inlines the
+loop's body (the checker's `query`, `traverse`), not into the body first, whose copy would
+then carry them all (kernels/_jit.py). What the cut costs, measured against the loop
+written out in one function (python -m demos.dev.cold_start, python -m demos.bench.checker):
+the same speed and the same first `is_valid` + `check_edge` (inlined into the body first,
+the steps made it ~2.5 s longer: `query` compiled in ~6.2 s instead of ~4.2). Compiled apart
 instead, the steps cost 20-25 % of every state and edge check (LLVM does not inline them
 back), and a step that calls the pair kernels costs its own ~1.5 s of LLVM passes over
 them: the steps stay inlined.
