@@ -187,13 +187,13 @@ def _body_step_outer():
     def outer(x):
         return body(x) - 1
 
-    step = _jit.inline_step(step)
+    step = _jit.inline_kernel(step)
     body = _jit.inline_kernel(body)
     return step, body, outer
 
 
 def test_a_step_is_inlined_into_the_outermost_function_not_into_an_inline_body_first():
-    """`inline_step`'s cost model (kernels/_jit.py `_outermost`): a step called in the body
+    """`inline_kernel`'s cost model (kernels/_jit.py `_outermost`): a helper called in the body
     of an inline kernel is left for the function that inlines that body (numba's copy of
     a body grows with its blocks x variables: the traversal's steps inlined into it first
     made the checker's `query` ~2 s slower to compile); compiled, the result is the same."""

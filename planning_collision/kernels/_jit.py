@@ -17,8 +17,8 @@ tested with; `tests/test_jit.py` fails when one of these moves):
   (`cached_signatures`, `source_stamp`: what tests read of numba's cache);
 - ``numba.np.arrayobj.make_array``, ``populate_array`` and ``numba.core.cgutils``, which the
   two intrinsics generate code with (kernels/handles.py, kernels/clock.py).
-- the caller's ``func_id.func`` in the IR numba hands an inlining cost model (`inline_step`:
-  its ``inline=`` callable is documented, the IR's attributes are not).
+- the caller's ``func_id.func`` in the IR numba hands an inlining cost model
+  (`inline_kernel`: its ``inline=`` callable is documented, the IR's attributes are not).
 
 The rest is numba's documented API: `numba.njit`, `numba.extending.intrinsic` and
 `overload`, `numba.literally`, the event API (`numba.core.event`), a dispatcher's
@@ -46,40 +46,39 @@ JIT_DISABLED = bool(numba.config.DISABLE_JIT)
 
 kernel = numba.njit(cache=True, nogil=True, error_model="numpy")
 
-# Small helpers on the innermost loop (support functions, simplex steps) are inlined at
-# numba IR level: LLVM does not inline across numba's function boundaries when arrays are
-# passed, and the call overhead was 3x the work itself (measured: a 32-point support
-# costs 30 ns inline, 90 ns through one call).
-_inline_always = numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+# Small helpers on the innermost loop (support functions, simplex steps, the traversal's
+# steps) are inlined at numba IR level: LLVM does not inline across numba's function
+# boundaries when arrays are passed, and the call overhead was 3x the work itself
+# (measured: a 32-point support costs 30 ns inline, 90 ns through one call).
+#
+# Each is inlined into the outermost compiled function, never into the body of another
+# inline kernel first. numba copies an inlined body block by block into its caller, each
+# block's copy with all the body's variables (its scope): the cost grows with blocks x
+# variables, and a body holding its own inlined helpers is copied whole at every level.
+# The scene traversal's body with its steps inlined first (209 blocks, 2169 variables)
+# took ~2 s of the checker's first call to copy into `query`; body and steps copied one by
+# one into `query`, 0.65 s. For every inline kernel: the checker's first `is_valid` +
+# `check_edge` 0.5-2.5 s sooner, `distance()`'s 15.2-16.2 s instead of 18.5-18.9 (three and
+# two interleaved runs), the same machine code speed.
 
-# The Python functions of inline kernels and steps: the bodies numba copies into callers.
+# The Python functions of inline kernels: the bodies numba copies into callers.
 _INLINED: set = set()
 
 
-def inline_kernel(fn):
-    """`fn` inlined at numba IR level into every caller (the comment above)."""
-    _INLINED.add(fn)
-    return _inline_always(fn)
-
-
 def _outermost(expr, caller_ir, callee_ir) -> bool:
-    """numba's inlining cost model (the documented ``inline=`` callable) of `inline_step`:
-    inline the call unless its caller is itself an inline body, which numba is preparing
-    to copy into its own caller; the call is then inlined there, by that caller's pass."""
+    """numba's inlining cost model (the documented ``inline=`` callable) of
+    `inline_kernel`: inline the call unless its caller is itself an inline body, which
+    numba is preparing to copy into its own caller; the call is then inlined there, by that
+    caller's pass."""
     return caller_ir.func_id.func not in _INLINED
 
 
 _inline_outermost = numba.njit(cache=True, nogil=True, error_model="numpy", inline=_outermost)
 
 
-def inline_step(fn):
-    """`fn` inlined at numba IR level as `inline_kernel`, but into the outermost compiled
-    function, never into the body of an inline kernel first (the scene traversal's steps:
-    kernels/visits.py). numba copies a callee's IR block by block into its caller, and
-    each block's copy takes all the function's variables along (its scope): the cost
-    grows with blocks x variables. The traversal's body with its steps inlined first
-    (209 blocks, 2169 variables) was most of the 2.4 s numba's inlining took in the
-    checker's `query` on its first call; the body and its steps copied one by one, 0.65 s."""
+def inline_kernel(fn):
+    """`fn` inlined at numba IR level into the outermost compiled function that calls it
+    (the comment above)."""
     _INLINED.add(fn)
     return _inline_outermost(fn)
 

@@ -265,7 +265,7 @@ def traverse_body(
 
 # The body inlined: into `traverse` below, and into callers that pass it many arrays per
 # call (the checker's `query`: kernels/check_core.py). Its steps are inlined into those
-# functions, not into the body first (`inline_step`, kernels/_jit.py).
+# functions, not into the body first (kernels/_jit.py `inline_kernel`).
 traverse_inline = inline_kernel(traverse_body)
 
 

@@ -5,15 +5,14 @@ node's box test and children, a leaf's primitives per mode, and the kept results
 The steps are inlined into the traversal's one loop (numba IR inlining: the machine code
 of one loop, as when it was written out in one function); each takes the arrays it reads
 (below) and returns what it changed of the loop's state (its counts, its stack size, the
-nearest pair so far). They are `inline_step`s: inlined into the function that inlines the
-loop's body (the checker's `query`, `traverse`), not into the body first, whose copy would
-then carry them all (kernels/_jit.py). What the cut costs, measured against the loop
-written out in one function (python -m demos.dev.cold_start, python -m demos.bench.checker):
-the same speed and the same first `is_valid` + `check_edge` (inlined into the body first,
-the steps made it ~2.5 s longer: `query` compiled in ~6.2 s instead of ~4.2). Compiled apart
-instead, the steps cost 20-25 % of every state and edge check (LLVM does not inline them
-back), and a step that calls the pair kernels costs its own ~1.5 s of LLVM passes over
-them: the steps stay inlined.
+nearest pair so far). Like every inline kernel they are inlined into the function that
+inlines the loop's body (the checker's `query`, `traverse`), not into the body first, whose
+copy would then carry them all (kernels/_jit.py). What the cut costs, measured against the
+loop written out in one function (python -m demos.dev.cold_start, python -m
+demos.bench.checker): the same speed and the same first `is_valid` + `check_edge`.
+Compiled apart instead, the steps cost 20-25 % of every state and edge check (LLVM does
+not inline them back), and a step that calls the pair kernels costs its own ~1.5 s of
+LLVM passes over them: the steps stay inlined.
 """
 
 from collections import namedtuple
@@ -22,7 +21,7 @@ import numpy as np
 from numba import literally, types
 from numba.extending import overload
 
-from ._jit import hot_kernel, inline_step
+from ._jit import hot_kernel, inline_kernel
 from .boxes import (
     lower_bound,
     obb_apart,
@@ -192,13 +191,13 @@ Query = namedtuple("Query", ["poses", "lo", "hi", "inner"])
 LeafScratch = namedtuple("LeafScratch", ["best", "tmp", "pair", "warm"])
 
 
-@inline_step
+@inline_kernel
 def query_ball(qposes, qbrad, i):
     """The query primitive's bounding ball: its local origin posed, and its brad."""
     return qposes[i, 0, 3], qposes[i, 1, 3], qposes[i, 2, 3], qbrad[i]
 
 
-@inline_step
+@inline_kernel
 def _collide_unbounded(ids, tab, prims, qtab, q, i, bound, stop_first, pair, hit, out):
     """COLLIDE of query primitive i against the primitives `ids` without a box
     (halfspaces), each object once. Returns (objects hit, pair tests, stopped at a first
@@ -223,7 +222,7 @@ def _collide_unbounded(ids, tab, prims, qtab, q, i, bound, stop_first, pair, hit
     return n, npair, False
 
 
-@inline_step
+@inline_kernel
 def _distance_unbounded(ids, tab, prims, qtab, q, i, bound, per_object, depth, sc, gbest, arg, rec):
     """DISTANCE of query primitive i to the primitives `ids` without a box; sc:
     `LeafScratch`. Returns (pair tests, gbest, arg, rec)."""
@@ -241,7 +240,7 @@ def _distance_unbounded(ids, tab, prims, qtab, q, i, bound, per_object, depth, s
     return npair, gbest, arg, rec
 
 
-@inline_step
+@inline_kernel
 def unbounded(ids, tab, prims, qtab, q, mode, i, bound, flag, depth, sc, hit, out, gbest, arg, rec):
     """Query primitive i against the primitives `ids` without a box (halfspaces), which
     every COLLIDE or DISTANCE query tests (`traverse`; sc: `LeafScratch`), before the
@@ -260,7 +259,7 @@ def unbounded(ids, tab, prims, qtab, q, mode, i, bound, flag, depth, sc, hit, ou
     return n, npair, gbest, arg, rec, stopped
 
 
-@inline_step
+@inline_kernel
 def seed_stack(stack, seeds, ranges, i, root):
     """Stack entries for query primitive i: its rows of seeds (`traverse`), or the root.
     Returns the stack size, or OVERFLOW."""
@@ -279,7 +278,7 @@ def seed_stack(stack, seeds, ranges, i, root):
     return np.int64(s1 - s0)
 
 
-@inline_step
+@inline_kernel
 def object_bound(hit, best, o, b, collide, per_object):
     """(skip, bound) for a node of object slot o (-1: a KCD node over several objects):
     COLLIDE skips the objects hit already; DISTANCE per object searches under o's own best
@@ -293,7 +292,7 @@ def object_bound(hit, best, o, b, collide, per_object):
     return False, b
 
 
-@inline_step
+@inline_kernel
 def visit_kt(kcd, stack, sp, tree, nd, qlo, qhi, i, ball, b, bound, distance, keys):
     """Visit KCD node nd (popped; its entry's slot sp is free): test its box unless its
     parent did (KT_TESTED), then push its group's BVH root, or its children whose boxes
@@ -356,7 +355,7 @@ def visit_kt(kcd, stack, sp, tree, nd, qlo, qhi, i, ball, b, bound, distance, ke
     return sp, nbv
 
 
-@inline_step
+@inline_kernel
 def bv_pruned(lo, hi, nd, qlo, qhi, i, ball, ob, b, bound, collide, distance):
     """Whether group-BVH node nd's box rules it out: DISTANCE by the query's box, ball and
     oriented box under b; COLLIDE and the listing modes by the query's box within bound,
@@ -369,7 +368,7 @@ def bv_pruned(lo, hi, nd, qlo, qhi, i, ball, ob, b, bound, collide, distance):
     return collide and obb_apart(lo, hi, nd, ob, bound)
 
 
-@inline_step
+@inline_kernel
 def push_children(lo, hi, left, right, stack, sp, nd, qlo, qhi, i, ob, distance):
     """Push internal group-BVH node nd's two children: for DISTANCE the nearer on top, so
     it is popped first (tighter bounds sooner); else the left one. Returns the stack size,
@@ -389,7 +388,7 @@ def push_children(lo, hi, left, right, stack, sp, nd, qlo, qhi, i, ob, distance)
     return sp + 2
 
 
-@inline_step
+@inline_kernel
 def collide_leaf(
     order, f, cnt, o, tab, prims, qtab, q, i, ob, bound, stop_first, pair, warm, hit, out
 ):
@@ -422,7 +421,7 @@ def collide_leaf(
     return ZERO, nbv, npair, False
 
 
-@inline_step
+@inline_kernel
 def list_leaf(order, f, cnt, plo, phi, qlo, qhi, i, bound, out, n):
     """CANDIDATES: the primitives order[f:f + cnt] of a leaf whose boxes overlap the
     query's within bound, into out from n. Returns (n, box tests)."""
@@ -438,7 +437,7 @@ def list_leaf(order, f, cnt, plo, phi, qlo, qhi, i, bound, out, n):
     return n, nbv
 
 
-@inline_step
+@inline_kernel
 def distance_leaf(
     order, f, cnt, o, tab, prims, qtab, q, i, ball, ob, bound, per_object, depth, sc, gbest,
     arg, rec,
