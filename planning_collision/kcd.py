@@ -447,8 +447,9 @@ def _one_node(b: ObjectBlock) -> bool:
 
 def _one_node_forest(blocks: Sequence[ObjectBlock]):
     """`_concat_bvhs` and `_concat_trees` of blocks that are each one node (`_one_node`):
-    the same arrays, written at once (a MotionBenchMaker scene is ~10 such objects, built
-    per problem; the general concatenation costs ~120 us of numpy calls for them)."""
+    the same forest, per-node object slots, tree and tops, written at once (a
+    MotionBenchMaker scene is ~10 such objects, built per problem; the general concatenation
+    costs ~120 us of numpy calls for them)."""
     n = len(blocks)
     ids = np.arange(n, dtype=np.int64)
     i32 = ids.astype(np.int32)
@@ -461,15 +462,15 @@ def _one_node_forest(blocks: Sequence[ObjectBlock]):
         np.ones(n, np.int32),
         i32.copy(),
     )
-    tree = _Tree(
+    tree = _Tree(  # (flatten concatenates its lists: no array here is kept as it is)
         [np.concatenate([b.kt_lo for b in blocks])],
         [np.concatenate([b.kt_hi for b in blocks])],
         [np.zeros(n, np.int64)],
         [np.zeros(0, np.int64)],
-        [ids.copy()],
-        [ids.copy()],
+        [ids],
+        [ids],
     )
-    return bvh, ids.copy(), i32.copy(), tree, ids
+    return bvh, i32.copy(), tree, ids
 
 
 def _open_into(tree: _Tree, tops, bvh: FlatBVH, bvh_obj, ratio: float) -> np.ndarray:
@@ -532,7 +533,7 @@ def flatten(blocks: Sequence[ObjectBlock], open_ratio: float | None = OPEN_RATIO
     npr = np.array([len(b.prims) for b in blocks], np.int64)
     poff = _offsets(npr)
     if blocks and all(_one_node(b) for b in blocks):
-        bvh, boff, bvh_obj, tree, tops = _one_node_forest(blocks)
+        bvh, bvh_obj, tree, tops = _one_node_forest(blocks)
         if open_ratio is not None:  # open_tops keeps one-node tops whole, in stack order
             tops = tops[::-1].copy()
     else:

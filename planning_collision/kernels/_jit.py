@@ -57,9 +57,9 @@ kernel = numba.njit(cache=True, nogil=True, error_model="numpy")
 # variables, and a body holding its own inlined helpers is copied whole at every level.
 # The scene traversal's body with its steps inlined first (209 blocks, 2169 variables)
 # took ~2 s of the checker's first call to copy into `query`; body and steps copied one by
-# one into `query`, 0.65 s. For every inline kernel: the checker's first `is_valid` +
-# `check_edge` 0.5-2.5 s sooner, `distance()`'s 15.2-16.2 s instead of 18.5-18.9 (three and
-# two interleaved runs), the same machine code speed.
+# one into `query`, 0.65 s. Against inlining level by level, interleaved: `distance()`'s
+# first call 15.2-16.2 s instead of 18.5-18.9, the checker's first `is_valid` + `check_edge`
+# 0.5-2.5 s shorter, the same machine code speed.
 
 # The Python functions of inline kernels: the bodies numba copies into callers.
 _INLINED: set = set()
