@@ -264,6 +264,9 @@ def make_setup(
         raise ValueError("checker was built for another scene")
     if warm_up and method not in checker.warmed:
         checker.warm_up(methods=(method,))
+    # a new setup each time: reusing one for the next scene (new validators, clear(), new
+    # start and goal) measured 0.29 ms against 0.30 for a new one between solves, as
+    # SimpleSetup::setup() sets the space information up again either way
     space = make_state_space(robot)
     ss = PlanningSetup(space)
     si = ss.getSpaceInformation()
