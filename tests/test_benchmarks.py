@@ -207,6 +207,8 @@ def test_the_checker_benchmark_runs(capsys):
     out = capsys.readouterr().out
     assert "python-fcl pipeline" in out and "dichotomy (certified)" in out and "cache=False" in out
     assert "free edges by cost" in out and "90%-100%" in out
+    floor = re.search(r"over no obstacle ([\d.]+) / ([\d.]+) \((\d+)\)", out)
+    assert floor and 0.0 < float(floor[1]) < 1e4 and int(floor[3]) > 0, out
     # the edge table's ratio to the peer is a ratio of times in one unit (a unit slip once
     # printed 6,617,043x): both sides are tens to thousands of microseconds
     ratios = [
@@ -237,3 +239,28 @@ def test_the_certification_script_finds_no_false_free_edge(capsys):
     argv = ["--problems", "1", "--edges-per-world", "24", "--mesh-edges", "2"]
     assert certify.main(argv) == 0
     assert "no edge called free collides" in capsys.readouterr().out
+
+
+def test_the_vamp_benchmark_counts_our_checks_and_says_what_one_costs():
+    import robots
+    from demos.bench import vamp as bench_vamp
+    from planning_collision.io import load_mbm, mbm_path
+
+    problems = [p for p in load_mbm(str(mbm_path("box"))).problems if p.valid][:2]
+    robot = robots.load("panda", fixed_joints=problems[0].fixed_joints)
+    ours = [bench_vamp.ours(robot, p, 5.0, None) for p in problems]
+    assert all(r["solved"] and r["checks"] >= 2 for r in ours)  # its start state, an edge
+    # VAMP's side as its runner reports it (its planner's iterations), made up here
+    rows = [
+        {"ours": {"solve": r["solve"], "checks": r["checks"]},
+         "vamp": {"solve": 1e-3 * (k + 1), "checks": 500.0}}
+        for k, r in enumerate(ours)
+    ]  # fmt: skip
+    out = bench_vamp._checks_table([{"set": "box", "rows": rows}]).splitlines()
+    cells = [line.strip("| ").split(" | ") for line in out[2:]]
+    assert [c[0] for c in cells] == ["box", "all"]
+    per = [r["solve"] / r["checks"] * 1e6 for r in ours]
+    for c in cells:
+        assert float(c[1]) == pytest.approx(np.median([r["checks"] for r in ours]), abs=0.5)
+        assert float(c[2]) == pytest.approx(np.median(per), abs=0.05)
+        assert (c[3], c[4]) == ("500", "3.0")  # 1 and 2 ms over 500 iterations: 2 and 4 us

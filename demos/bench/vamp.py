@@ -10,7 +10,10 @@ interleaved problem by problem (the order of the two alternates between repeats)
   then its RRTConnect with its benchmark settings (sampled edges, sphere model).
 
 Times are wall times from Python (medians over repeats, per problem); the ratio per problem
-is ours / VAMP, and the table gives its median per set and overall. Every returned path is
+is ours / VAMP, and the table gives its median per set and overall. A second table says
+where the solve goes: our validators' calls per solve (states and certified edges) against
+VAMP's iterations (each extends its tree by one sampled edge or more), and the solve time
+per call and per iteration. Every returned path is
 re-checked on the exact link meshes with python-fcl (demos.bench.planning.recheck: states no
 farther apart than ``--recheck-step``), and the colliding ones counted. The first calls
 (compile, or numba's cache) are made before any timing and not counted.
@@ -34,7 +37,7 @@ from planning_collision.io import MBM_SETS, load_mbm, mbm_path
 def ours(robot, problem, seconds: float, planner_range: float | None) -> dict:
     """Obstacles in, path out, with this project: times (s) of the parts, solved, path."""
     import planning_collision as pc
-    from plugins.ompl import make_setup, solution_path, solve
+    from plugins.ompl import make_setup, solution_path, solve, validators
 
     t0 = time.perf_counter()
     scene = pc.Scene.from_records(problem.obstacles)
@@ -46,7 +49,11 @@ def ours(robot, problem, seconds: float, planner_range: float | None) -> dict:
     status = solve(ss, seconds)
     Q = solution_path(ss) if status else None
     t2 = time.perf_counter()
-    return {"setup": t1 - t0, "solve": t2 - t1, "total": t2 - t0, "solved": bool(status), "path": Q}
+    sv, mv = validators(ss)
+    return {
+        "setup": t1 - t0, "solve": t2 - t1, "total": t2 - t0, "solved": bool(status), "path": Q,
+        "checks": sv.calls + mv.counts["valid"] + mv.counts["invalid"],
+    }  # fmt: skip
 
 
 def _collides(fcl_robot, robot, problem, Q, step: float) -> bool:
@@ -85,6 +92,7 @@ def run_set(name: str, args, vamp_panda) -> dict:
             row[who] = {
                 key: float(np.median([x[key] for x in rs])) for key in ("setup", "solve", "total")
             }
+            row[who]["checks"] = float(np.median([x["checks"] for x in rs]))
             row[who]["solved"] = sum(x["solved"] for x in rs)
             row[who]["colliding"] = sum(
                 _collides(fcl_robot, robot, p, x["path"], args.recheck_step)
@@ -128,6 +136,28 @@ def _table(results: list, repeats: int) -> str:
     return "\n".join(lines)
 
 
+def _checks_table(results: list) -> str:
+    """Where the solve goes: per solve, our validators' calls (states and edges) and VAMP's
+    iterations (each an extension of its tree: one edge or more), and the solve time per
+    call and per iteration (medians over the problems of per-problem ratios)."""
+    lines = [
+        "| set | ours: states + edges per solve | ours: us per check | "
+        "VAMP: iterations per solve | VAMP: us per iteration |",
+        "|---|---|---|---|---|",
+    ]
+    for res in results + [{"set": "all", "rows": [r for x in results for r in x["rows"]]}]:
+        rows = [r for r in res["rows"] if r["ours"]["checks"] > 0 and r["vamp"]["checks"] > 0]
+        if not rows:
+            continue
+        cells = [res["set"]]
+        for who in ("ours", "vamp"):
+            n = [r[who]["checks"] for r in rows]
+            per = [r[who]["solve"] / r[who]["checks"] * 1e6 for r in rows]
+            cells += [f"{np.median(n):.0f}", f"{np.median(per):.1f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -153,6 +183,8 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     results = [run_set(s, args, vp) for s in args.sets]
     print(_table(results, args.repeats))
+    print()
+    print(_checks_table(results))
     print(f"({time.perf_counter() - t0:.0f} s; {args.n} problems per set, {args.repeats} repeats)")
     if args.out:
         args.out.write_text(json.dumps(results, indent=1))

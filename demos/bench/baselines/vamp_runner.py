@@ -79,7 +79,8 @@ class VampPanda:
     def solve(self, problem, set_name: str) -> dict:
         """Obstacles in, path out: the environment built, then RRTConnect. Returns times (s):
         ``setup`` (the environment), ``solve`` (the planner call, wall), ``total``; VAMP's
-        own planning time ``vamp_ns``; ``solved`` and ``path`` ((n, 7) or None)."""
+        own planning time ``vamp_ns``; ``solved``, ``path`` ((n, 7) or None) and ``checks``
+        (its planner's iterations)."""
         t0 = time.perf_counter()
         env = self.environment(problem.obstacles, set_name)
         t1 = time.perf_counter()
@@ -94,4 +95,5 @@ class VampPanda:
             "vamp_ns": int(r.nanoseconds),
             "solved": bool(r.solved),
             "path": path,
+            "checks": int(r.iterations),
         }
