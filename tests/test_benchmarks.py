@@ -261,6 +261,6 @@ def test_the_vamp_benchmark_counts_our_checks_and_says_what_one_costs():
     assert [c[0] for c in cells] == ["box", "all"]
     per = [r["solve"] / r["checks"] * 1e6 for r in ours]
     for c in cells:
-        assert float(c[1]) == pytest.approx(np.median([r["checks"] for r in ours]), abs=0.5)
-        assert float(c[2]) == pytest.approx(np.median(per), abs=0.05)
+        assert float(c[1]) == pytest.approx(np.median([r["checks"] for r in ours]), abs=0.51)
+        assert float(c[2]) == pytest.approx(np.median(per), abs=0.051)  # printed to 0.1
         assert (c[3], c[4]) == ("500", "3.0")  # 1 and 2 ms over 500 iterations: 2 and 4 us

@@ -10,13 +10,14 @@ interleaved problem by problem (the order of the two alternates between repeats)
   then its RRTConnect with its benchmark settings (sampled edges, sphere model).
 
 Times are wall times from Python (medians over repeats, per problem); the ratio per problem
-is ours / VAMP, and the table gives its median per set and overall. A second table says
-where the solve goes: our validators' calls per solve (states and certified edges) against
-VAMP's iterations (each extends its tree by one sampled edge or more), and the solve time
-per call and per iteration. Every returned path is
+is ours / VAMP, and the table gives its median per set and overall. Every returned path is
 re-checked on the exact link meshes with python-fcl (demos.bench.planning.recheck: states no
 farther apart than ``--recheck-step``), and the colliding ones counted. The first calls
 (compile, or numba's cache) are made before any timing and not counted.
+
+A second table says where the solve goes: our validators' calls per solve (states and
+certified edges) against VAMP's iterations (each extends its tree by one sampled edge or
+more), and the solve time per call and per iteration.
 
     python -m demos.bench.vamp                      # 4 sets x 10 problems x 3 repeats, ~2 min
     python -m demos.bench.vamp --sets cage --n 30 --repeats 1
