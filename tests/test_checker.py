@@ -259,6 +259,41 @@ def test_cache_off_gives_the_same_answers_with_no_cache_hits(panda, checker, rng
     assert checker.stats["endpoint_hits"] > 0
 
 
+def test_edges_from_a_clear_cached_vertex_skip_the_probes_and_are_checked_all_along(
+    panda, checker, rng
+):
+    """A tree's edges from one vertex, as a planner asks: once the vertex's distances are
+    cached, an edge it clears for PROBE_SKIP goes to distances without boolean probes (a
+    short one: its two ends, 2 states, against 6 with the probes). The answers are the
+    cache-free checker's, and dense sampling finds no contact on an edge called free."""
+    plain = pc.CollisionChecker(panda, checker.scene, cache=False)
+    Q = panda.random_configurations(300, rng)
+    free = Q[checker.is_valid_batch(Q)]
+    clear = [q for q in free if checker.link_distances(q).scene.min() > 0.1][:4]
+    assert len(clear) == 4
+    answers = []
+    for q0 in clear:
+        checker.forget()
+        for k in range(16):
+            d = rng.normal(size=panda.dof)
+            step = 0.02 if k % 4 == 1 else rng.uniform(0.2, 2.5)
+            q1 = np.clip(q0 + d / np.linalg.norm(d) * step, panda.lower, panda.upper)
+            checker.reset_stats()
+            ok = checker.edge_free(q0, q1)
+            states = checker.stats["states"]
+            assert ok == plain.edge_free(q0, q1)
+            first, _ = dense_first_collision(checker, q0, q1, 400)
+            assert first is None or not ok
+            if k % 4 == 1 and k > 1:  # short, from the vertex cached by the edges before
+                assert ok and states == 2, (k, states)
+            answers.append(ok)
+        checker.forget()
+        checker.reset_stats()
+        assert checker.edge_free(q0, q1) == answers[-1]
+        assert checker.stats["states"] >= 4 + 2 * answers[-1]  # nothing cached: probes
+    assert 0 < sum(answers) < len(answers)  # free edges and colliding ones
+
+
 def test_threads_calling_one_checker_get_their_own_answers(panda, checker, rng):
     """The kernels release the GIL: each thread has its own workspace and result buffer."""
     from concurrent.futures import ThreadPoolExecutor
