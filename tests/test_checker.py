@@ -286,11 +286,11 @@ def test_edges_from_a_clear_cached_vertex_skip_the_probes_and_are_checked_all_al
             assert first is None or not ok
             if k % 4 == 1 and k > 1:  # short, from the vertex cached by the edges before
                 assert ok and states == 2, (k, states)
+                short = q1
             answers.append(ok)
-        checker.forget()
+        checker.forget()  # nothing cached: the same short edge probes first
         checker.reset_stats()
-        assert checker.edge_free(q0, q1) == answers[-1]
-        assert checker.stats["states"] >= 4 + 2 * answers[-1]  # nothing cached: probes
+        assert checker.edge_free(q0, short) and checker.stats["states"] == 4 + 2
     assert 0 < sum(answers) < len(answers)  # free edges and colliding ones
 
 
