@@ -104,6 +104,12 @@ def run_set(name: str, args, vamp_panda) -> dict:
     return {"set": name, "rows": rows}
 
 
+def _with_all(results: list) -> list:
+    """The sets' results, then one more set "all" with every set's rows: the tables' last
+    line."""
+    return results + [{"set": "all", "rows": [r for x in results for r in x["rows"]]}]
+
+
 def _table(results: list, repeats: int) -> str:
     lines = [
         "| set | solved ours / VAMP | end to end, ours ms | end to end, VAMP ms | "
@@ -112,7 +118,7 @@ def _table(results: list, repeats: int) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     every = []
-    for res in results + [{"set": "all", "rows": [r for x in results for r in x["rows"]]}]:
+    for res in _with_all(results):
         rows = res["rows"]
         if not rows:
             continue
@@ -146,7 +152,7 @@ def _checks_table(results: list) -> str:
         "VAMP: iterations per solve | VAMP: us per iteration |",
         "|---|---|---|---|---|",
     ]
-    for res in results + [{"set": "all", "rows": [r for x in results for r in x["rows"]]}]:
+    for res in _with_all(results):
         rows = [r for r in res["rows"] if r["ours"]["checks"] > 0 and r["vamp"]["checks"] > 0]
         if not rows:
             continue
