@@ -30,6 +30,7 @@ from .geometry import (
     as_pose,
 )
 from .geometry.clouds import PointCloud, VoxelGrid
+from .planner import PlanResult, RRTConnect
 from .queries import collide, distance, penetration
 from .results import DistanceResult, EdgeResult, LinkDistances, PenetrationResult
 from .robot import Robot
@@ -63,5 +64,7 @@ __all__ = [
     "CollisionChecker",
     "EdgeResult",
     "LinkDistances",
+    "PlanResult",
+    "RRTConnect",
     "warm_up",
 ]

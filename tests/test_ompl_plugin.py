@@ -22,6 +22,7 @@ import planning_collision as pc  # noqa: E402
 import robots  # noqa: E402
 from demos.scenes import panda_shelf, piano_room, planar_arm_gap  # noqa: E402
 from plugins.ompl import (  # noqa: E402
+    COMPILED,
     PLANNERS,
     CollisionMotionValidator,
     CollisionValidityChecker,
@@ -131,7 +132,10 @@ def test_every_bound_planner_solves_the_shelf_through_the_plugin(shelf, planner)
     Q = solution_path(ss)
     assert np.allclose(Q[0], start) and np.allclose(Q[-1], goal, atol=1e-6), (seen, Q[[0, -1]])
     assert _dense_free(checker, Q), f"{seen}: a colliding path"
-    assert mv.counts["valid"] + mv.counts["invalid"] > 0 and svc.calls > 0, seen
+    if planner in COMPILED:  # its loop calls the checker's kernels, not the validators
+        assert ss.getPlanner().last.edges > 0 and svc.calls > 0, seen
+    else:
+        assert mv.counts["valid"] + mv.counts["invalid"] > 0 and svc.calls > 0, seen
     assert svc.errors == 0 and mv.errors == 0, seen
 
 

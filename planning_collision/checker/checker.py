@@ -483,14 +483,7 @@ class CollisionChecker:
             steps = length / (self.resolution * self._extent)
             # the bisection queue's room (kernels/edges.py) caps the states
             n_steps = 2 * QUEUE if not steps < 2 * QUEUE else max(1, math.ceil(steps))
-        key = (check_start, bool(first))
-        request = self._requests.get(key)
-        if request is None:  # the settings as the kernels read them (shared: never written)
-            request = E.edge_request(
-                margin=self._padding, eta=self._eta, n_steps=1, check_start=check_start,
-                use_cache=self._cache, front=self._front, budget=QUERY_BUDGET, first=key[1],
-            )  # fmt: skip
-            self._requests[key] = request
+        request = self.edge_request(check_start, first)
         kernel = _ENTRY[code_m]
         if code_m != E.DISCRETE:
             code = kernel(m.table, ws.table, q0, q1, request, ws.out)
@@ -499,6 +492,25 @@ class CollisionChecker:
         ws.request[:] = request  # the shared record with this edge's number of states
         ws.request[E.N_STEPS] = n_steps
         return kernel(m.table, ws.table, q0, q1, ws.request, ws.out)
+
+    def edge_request(self, check_start: bool, first: bool = False) -> np.ndarray:
+        """The edge kernels' settings (kernels/edges.py `EdgeRequest`) for this checker's
+        padding, eta and caches: shared, never written; dropped when a setting changes."""
+        key = (bool(check_start), bool(first))
+        request = self._requests.get(key)
+        if request is None:
+            request = self._requests[key] = E.edge_request(
+                margin=self._padding, eta=self._eta, n_steps=1, check_start=key[0],
+                use_cache=self._cache, front=self._front, budget=QUERY_BUDGET, first=key[1],
+            )  # fmt: skip
+        return request
+
+    def bind(self) -> tuple[CheckModel, CheckWorkspace]:
+        """(the model current now, the calling thread's workspace for it): what compiled
+        callers (planning_collision/planner.py) pass the kernels, which then answer for that
+        model whatever other threads edit meanwhile. Hold both while the kernels run."""
+        b = self._current()
+        return b.model, self._workspace(b)
 
     def check_edge(self, q0, q1, method: str = "dichotomy", check_start: bool = True) -> EdgeResult:
         """Check the straight motion q0 -> q1 (dof,): "dichotomy" (certified, default),

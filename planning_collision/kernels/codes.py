@@ -83,6 +83,11 @@ DISCRETE = np.int64(310)
 DICHOTOMY = np.int64(311)
 CA = np.int64(312)
 
+# ---- a compiled planner's run (kernels/planner.py)
+SOLVED = np.int64(400)  # a path joins a start and a goal, every edge certified
+SEARCHING = np.int64(401)  # its time slice is over: call again to go on
+FULL = np.int64(402)  # a tree has no room for another node
+
 # ---- a configuration refused: BAD_Q + k, q[k] not finite; BAD_Q + dof + k, q[k] outside
 # its limits; BAD_Q + 2 dof, q has not dof values (kernels/check_core.py `q_code`)
 BAD_Q = np.int64(1000)

@@ -22,7 +22,9 @@ docs/ompl.md has the details: which planners lose what to the binding's missing
 `lastValid`, PRM with several goals, threads and processes.
 """
 
+from .planner import CompiledRRTConnect
 from .setup import (
+    COMPILED,
     PLANNERS,
     RANGE_FRACTION,
     PlanningSetup,
@@ -46,6 +48,8 @@ from .validators import (
 )
 
 __all__ = [
+    "COMPILED",
+    "CompiledRRTConnect",
     "METHODS",
     "PLANNERS",
     "RANGE_FRACTION",

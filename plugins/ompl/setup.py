@@ -16,10 +16,12 @@ from ompl import geometric as og
 
 from planning_collision import CollisionChecker
 
+from .planner import CompiledRRTConnect
 from .spaces import StateCodec, make_state_space, new_state
 from .validators import CollisionMotionValidator, CollisionValidityChecker
 
 __all__ = [
+    "COMPILED",
     "PLANNERS",
     "RANGE_FRACTION",
     "PlanningSetup",
@@ -34,7 +36,10 @@ __all__ = [
     "validators",
 ]
 
-# The geometric planners the `ompl` wheel binds (OMPL_BINDINGS.md), by name.
+# Planners compiled with the checker (planning_collision/planner.py), as OMPL planners
+COMPILED = {"CompiledRRTConnect": CompiledRRTConnect}
+
+# The geometric planners the `ompl` wheel binds (OMPL_BINDINGS.md), by name, then ours.
 PLANNERS = tuple(
     name
     for name in (
@@ -54,7 +59,7 @@ PLANNERS = tuple(
         "AORRTC",
     )
     if hasattr(og, name)
-)
+) + tuple(COMPILED)
 
 # Planners whose second thread calls the validators while holding a lock the main thread
 # waits for with the GIL held: with several goal states they deadlock (docs/ompl.md).
@@ -134,6 +139,11 @@ def make_planner(planner, si, planner_range: float | None = None) -> ob.Planner:
         return planner(si)
     if planner not in PLANNERS:
         raise ValueError(f"planner must be one of {', '.join(PLANNERS)}, got {planner!r}")
+    if planner in COMPILED:
+        r = None if planner_range is None else float(planner_range)
+        if r is not None and not (r >= 0.0 and math.isfinite(r)):
+            raise ValueError(f"planner_range must be >= 0 and finite, got {planner_range!r}")
+        return COMPILED[planner](si, range=r or None)
     p = getattr(og, planner)(si)
     if hasattr(p, "setRange"):
         if planner_range is None:

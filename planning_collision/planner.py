@@ -1,0 +1,303 @@
+"""A motion planner compiled with the checker: certified RRT-Connect in one compiled loop.
+
+::
+
+    import planning_collision as pc
+    checker = pc.CollisionChecker(robot, scene)
+    planner = pc.RRTConnect(checker, seed=1)
+    result = planner.solve(start, goal, seconds=1.0)     # PlanResult
+    if result.solved:
+        Q = planner.simplify(result.path)                # (n, dof), shortcuts certified
+
+Every motion the search keeps is certified free by the checker's "dichotomy" edge kernel,
+called from the compiled loop (kernels/planner.py): the returned path has no collision
+anywhere along it, exactly as a path found through the OMPL plugin's motion validator on the
+same checker. `plugins.ompl.CompiledRRTConnect` is this planner behind OMPL's `Planner`
+interface (SimpleSetup, ompl.tools.Benchmark); this module knows nothing of OMPL.
+
+The search runs in time slices (`SLICE` s) between which it returns to Python, where the
+deadline and a caller's `stop()` are checked: a solve overruns its limit by at most one
+slice's last motion check. The model it plans on is the checker's model when `solve`
+starts: a scene edited meanwhile in another thread is seen by the next solve.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+import time
+
+import numpy as np
+import numpy.typing as npt
+
+from .geometry.validate import positive_scalar
+from .kernels import planner as K
+from .kernels.clock import HAS_CLOCK
+from .kernels.records import allocate
+
+__all__ = ["PlanResult", "RRTConnect", "SAMPLERS", "SLICE"]
+
+# Seconds of search between two returns to Python (the deadline and `stop` are checked
+# there): a return costs ~3 us, so a slice this long spends 0.3 % of a long solve on them,
+# and a limit is overrun by at most this much plus one motion check.
+SLICE = 1e-3
+
+SAMPLERS = ("halton", "uniform")
+
+# Nodes a new search reserves per tree; a full tree doubles (kernels/planner.py FULL).
+CAPACITY = 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanResult:
+    """What `RRTConnect.solve` returns.
+
+    path : (n, dof) float64 or None; start to goal, each motion certified free, continuous
+        joints unwrapped along it (consecutive rows within pi). None when not solved.
+    solved : a path was found (it ends exactly at one of the goals).
+    status : "solved", "timeout" (the time limit or `stop` ended it first).
+    goal : the index of the goal the path ends at (-1 when not solved).
+    iterations : samples drawn; edges : motions checked; nodes : (start tree, goal tree).
+    seconds : wall time of the solve.
+    """
+
+    path: npt.NDArray[np.float64] | None
+    solved: bool
+    status: str
+    goal: int
+    iterations: int
+    edges: int
+    nodes: tuple
+    seconds: float
+
+    def __bool__(self) -> bool:
+        return self.solved
+
+
+def _seed_state(seed) -> tuple[np.ndarray, np.ndarray]:
+    """(xoshiro256** state (4,) uint64, never all zero; Halton offsets (dof,) later) from a
+    seed (None: fresh entropy)."""
+    rng = np.random.default_rng(seed)
+    state = rng.integers(1, 2**63, size=4, dtype=np.uint64)
+    return state, rng
+
+
+class RRTConnect:
+    """Certified RRT-Connect on `checker` (module doc).
+
+    range : rad, > 0; the longest motion one step makes (Euclidean in joint space). None:
+        `RANGE_FRACTION` of the joint space's diameter (0.91 rad for the Panda).
+    seed : int or None; samples are repeatable from it (every solve starts from it again);
+        None draws fresh entropy per solve.
+    sampler : "halton" (a Halton sequence shifted at random per coordinate, as VAMP samples)
+        or "uniform" (xoshiro256** draws).
+    balance : grow the smaller tree (VAMP) instead of alternating.
+    dynamic_domain : skip samples farther from their nearest node than its radius, which
+        shrinks where its motions collide (Yershova et al. 2005; VAMP's default).
+    direct : first try the straight motion from each start to each goal.
+    """
+
+    # The step as a fraction of the joint space's diameter (plugins/ompl/setup.py
+    # RANGE_FRACTION: the measured choice for certified edges on the MotionBenchMaker sets)
+    RANGE_FRACTION = 0.07
+
+    def __init__(
+        self,
+        checker,
+        range: float | None = None,
+        seed: int | None = None,
+        sampler: str = "halton",
+        balance: bool = True,
+        dynamic_domain: bool = True,
+        direct: bool = True,
+    ):
+        robot = checker.robot
+        self.checker = checker
+        self.dof = int(robot.dof)
+        if self.dof == 0:
+            raise ValueError(f"robot {robot.name!r} has no active joints: nothing to plan")
+        self.lower = np.ascontiguousarray(robot.lower, np.float64)
+        self.upper = np.ascontiguousarray(robot.upper, np.float64)
+        self.cont = np.ascontiguousarray(robot.continuous, np.int64)
+        limited = self.cont == 0
+        bad = np.flatnonzero(
+            limited
+            & ~(np.isfinite(self.lower) & np.isfinite(self.upper) & (self.upper > self.lower))
+        )
+        if bad.size:
+            d = int(bad[0])
+            raise ValueError(
+                f"joint {robot.joint_names[d]!r} has limits [{self.lower[d]}, {self.upper[d]}]: "
+                "a planner samples within finite limits with lower < upper"
+            )
+        if self.dof > len(K.PRIMES):
+            raise ValueError(f"the planner samples up to {len(K.PRIMES)} joints, got {self.dof}")
+        width = np.where(self.cont != 0, math.pi, self.upper - self.lower)
+        self.diameter = float(np.linalg.norm(width))
+        self.range = (
+            self.RANGE_FRACTION * self.diameter
+            if range is None
+            else positive_scalar("range", range)
+        )
+        if sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+            raise ValueError(f"seed must be an int or None, got {seed!r}")
+        self.seed = None if seed is None else int(seed)
+        self.sampler = sampler
+        self.balance = bool(balance)
+        self.dynamic_domain = bool(dynamic_domain)
+        self.direct = bool(direct)
+        self._trees = None
+        self._busy = threading.Lock()
+
+    def settings(self) -> np.ndarray:
+        """The search's settings array (kernels/planner.py PlanSettings)."""
+        # VAMP's dynamic-domain constants (rrtc_settings.hh), in units of the step: its
+        # radius 4, min 1 for a step of 1 rad on the Panda
+        return K.plan_settings(
+            range=self.range, balance=self.balance, tree_ratio=1.0,
+            dynamic_domain=self.dynamic_domain, dd_radius=4.0 * self.range, dd_alpha=1e-4,
+            dd_min_radius=self.range, sampler=SAMPLERS.index(self.sampler), direct=self.direct,
+        )  # fmt: skip
+
+    # ------------------------------------------------------------------ inputs
+    def _configurations(self, Q, name: str) -> np.ndarray:
+        """(k, dof) from one configuration or k; each within the joint limits."""
+        A = np.asarray(Q, dtype=np.float64)
+        A = A.reshape(1, -1) if A.ndim == 1 else A
+        if A.ndim != 2 or A.shape[1] != self.dof or len(A) == 0:
+            raise ValueError(
+                f"{name} must have shape ({self.dof},) or (k, {self.dof}), got {np.shape(Q)}"
+            )
+        robot = self.checker.robot
+        return np.stack(
+            [
+                robot.validate_q(a, f"{name}[{i}]" if len(A) > 1 else name, check_limits=True)
+                for i, a in enumerate(A)
+            ]
+        )
+
+    def _trees_for(self, n_roots: int) -> object:
+        cap = max(
+            CAPACITY,
+            2 * n_roots + 2 * K.most_steps(self.lower, self.upper, self.cont, self.range) + 4,
+        )
+        tr = self._trees
+        if tr is None or tr.x.shape[2] < cap or tr.x.shape[2] > 4 * cap:
+            tr = self._trees = allocate(K.PlanTrees, dof=self.dof, capacity=cap)
+        tr.size[:] = 0
+        tr.state[:] = 0
+        return tr
+
+    @staticmethod
+    def _grow(tr):
+        """tr with twice the room, its trees copied."""
+        cap = tr.x.shape[2]
+        new = allocate(K.PlanTrees, dof=tr.x.shape[1], capacity=2 * cap)
+        new.x[:, :, :cap] = tr.x
+        new.parent[:, :cap] = tr.parent
+        new.radius[:, :cap] = tr.radius
+        for name in ("size", "offset", "rng", "state"):
+            getattr(new, name)[:] = getattr(tr, name)
+        return new
+
+    # ------------------------------------------------------------------ solving
+    def solve(self, start, goal, seconds: float = 1.0, stop=None, check: bool = True) -> PlanResult:
+        """Plan from `start` (dof,) or several (k, dof) to `goal` (dof,) or several (k, dof)
+        within `seconds` (inf with a `stop`), or until ``stop()`` is true (polled every
+        `SLICE` s). With
+        `check`, a start or goal in collision is a ValueError naming what it touches;
+        without, such states are the caller's to have checked."""
+        if not (stop is not None and seconds == math.inf):
+            seconds = positive_scalar("seconds", seconds)  # inf only with a stop()
+        if not HAS_CLOCK:
+            raise RuntimeError("the compiled planner needs a monotonic clock (clock_gettime)")
+        starts = self._configurations(start, "start")
+        goals = self._configurations(goal, "goal")
+        if check:
+            for name, A in (("start", starts), ("goal", goals)):
+                for i, q in enumerate(A):
+                    self._check_free(q, f"{name}[{i}]" if len(A) > 1 else name)
+        if not self._busy.acquire(blocking=False):
+            raise RuntimeError("this planner is solving in another thread: make one per thread")
+        try:
+            return self._solve(starts, goals, seconds, stop)
+        finally:
+            self._busy.release()
+
+    def _check_free(self, q, name: str) -> None:
+        if self.checker.is_valid(q):
+            return
+        found = self.checker.contacts(q)
+        what = "; ".join(f"{c.body} touches {c.other}" for c in found[:4]) or "within eta"
+        raise ValueError(f"{name} is in collision: {what}")
+
+    def _solve(self, starts, goals, seconds, stop) -> PlanResult:
+        t0 = time.perf_counter()
+        never = 2**62  # ns: ~146 years
+        deadline = never if math.isinf(seconds) else time.monotonic_ns() + int(seconds * 1e9)
+        model, ws = self.checker.bind()  # one model for the whole solve (module doc)
+        request = self.checker.edge_request(check_start=False)
+        tr = self._trees_for(len(starts) + len(goals))
+        rng_state, rng = _seed_state(self.seed)
+        tr.rng[:] = rng_state
+        tr.offset[:] = rng.random(self.dof)
+        for t, A in enumerate((starts, goals)):
+            n = len(A)
+            tr.x[t, :, :n] = A.T
+            tr.parent[t, :n] = -1
+            tr.radius[t, :n] = math.inf
+            tr.size[t] = n
+        settings = self.settings()
+        hm, hw = model.table, ws.table
+        while True:
+            now = time.monotonic_ns()
+            code = K.rrt_connect(
+                hm, hw, request, tr, settings, self.lower, self.upper, self.cont,
+                min(deadline, now + int(SLICE * 1e9)),
+            )  # fmt: skip
+            if code == K.SOLVED:
+                break
+            if code == K.FULL:
+                tr = self._trees = self._grow(tr)
+                continue
+            if time.monotonic_ns() >= deadline or (stop is not None and stop()):
+                break
+        st = tr.state
+        solved = code == K.SOLVED
+        path, goal = None, -1
+        if solved:
+            path = tr.path[: st[K.S_PATH]].copy()
+            goal = self._goal_index(path[-1], goals)
+        return PlanResult(
+            path=path, solved=solved, status="solved" if solved else "timeout", goal=goal,
+            iterations=int(st[K.S_ITER]), edges=int(st[K.S_EDGES]),
+            nodes=(int(tr.size[0]), int(tr.size[1])), seconds=time.perf_counter() - t0,
+        )  # fmt: skip
+
+    def _goal_index(self, q, goals) -> int:
+        d = goals - q
+        c = self.cont != 0
+        d[:, c] = (d[:, c] + math.pi) % (2.0 * math.pi) - math.pi
+        return int(np.argmin(np.abs(d).max(axis=1)))
+
+    # ------------------------------------------------------------------ simplifying
+    def simplify(self, path) -> np.ndarray:
+        """A shorter path with the same ends: from each kept state, the farthest later one
+        reachable by one certified motion (OMPL's reduceVertices, greedy). Every motion of
+        the result is certified free by the checker."""
+        P = np.array(path, dtype=np.float64, order="C")
+        if P.ndim != 2 or P.shape[1] != self.dof:
+            raise ValueError(f"path must have shape (n, {self.dof}), got {np.shape(path)}")
+        if len(P) < 3:
+            return P
+        robot = self.checker.robot
+        for i, q in enumerate(P):
+            if not np.all(np.isfinite(q)):
+                robot.validate_q(q, f"path[{i}]")
+        model, ws = self.checker.bind()
+        request = self.checker.edge_request(check_start=False)
+        n = K.shortcut(model.table, ws.table, request, P, len(P), self.cont, ws.out)
+        return P[:n].copy()
