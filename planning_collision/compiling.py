@@ -12,7 +12,7 @@ finds its kernels in numba's cache compiles nothing and says nothing.
 
 `warm_up()` (or ``python -m planning_collision.warm_up`` once after installing) compiles
 everything a planner uses: the pair queries, the scene's queries, the checker's state
-check, batch, clearance and the three edge methods.
+check, batch, clearance and the three edge methods, and the compiled planner.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ _WHAT = {
     "fk": "Robot.fk",
     "pose": "the self-collision tables",
     "body_distance": "the self-collision tables",
+    "rrt_connect": "the compiled planner (RRTConnect)",
+    "shortcut": "the compiled planner's shortcuts",
 }
 
 
@@ -133,6 +135,7 @@ def warm_up(robot=None, methods=("dichotomy", "ca", "discrete")) -> float:
     from . import geometry as g
     from .checker import CollisionChecker
     from .geometry.clouds import PointCloud
+    from .planner import RRTConnect
     from .queries import collide, distance, penetration
     from .robot import Robot
     from .scene import Scene
@@ -157,6 +160,7 @@ def warm_up(robot=None, methods=("dichotomy", "ca", "discrete")) -> float:
     checker = CollisionChecker(robot, scene)
     checker.warm_up(batch=True, methods=methods)
     checker.link_distances((robot.lower + robot.upper) / 2)
+    RRTConnect(checker).warm_up()
     return time.perf_counter() - t0
 
 

@@ -48,6 +48,13 @@ SAMPLERS = ("halton", "uniform")
 # Nodes a new search reserves per tree; a full tree doubles (kernels/planner.py FULL).
 CAPACITY = 1024
 
+# The dynamic domain's radius after a node's first colliding motion and its least, as
+# fractions of the joint space's diameter, and its growth / shrink factor: VAMP's constants
+# (rrtc_settings.hh: 4 and 1 rad, 1e-4) for the Panda, whose diameter is 13.0 rad.
+DD_RADIUS = 4.0 / 13.0
+DD_MIN_RADIUS = 1.0 / 13.0
+DD_ALPHA = 1e-4
+
 
 @dataclasses.dataclass(frozen=True)
 class PlanResult:
@@ -154,13 +161,32 @@ class RRTConnect:
 
     def settings(self) -> np.ndarray:
         """The search's settings array (kernels/planner.py PlanSettings)."""
-        # VAMP's dynamic-domain constants (rrtc_settings.hh), in units of the step: its
-        # radius 4, min 1 for a step of 1 rad on the Panda
         return K.plan_settings(
             range=self.range, balance=self.balance, tree_ratio=1.0,
-            dynamic_domain=self.dynamic_domain, dd_radius=4.0 * self.range, dd_alpha=1e-4,
-            dd_min_radius=self.range, sampler=SAMPLERS.index(self.sampler), direct=self.direct,
+            dynamic_domain=self.dynamic_domain, dd_radius=DD_RADIUS * self.diameter,
+            dd_alpha=DD_ALPHA, dd_min_radius=DD_MIN_RADIUS * self.diameter,
+            sampler=SAMPLERS.index(self.sampler), direct=self.direct,
         )  # fmt: skip
+
+    def warm_up(self) -> float:
+        """Compile (or load from numba's cache) the search and the shortcut kernels, here
+        rather than in a first solve's time limit (~1 min on a machine's first run, said on
+        stderr; then a fraction of a second). Returns the seconds it took."""
+        t0 = time.perf_counter()
+        q = np.where(self.cont != 0, 0.0, 0.5 * (self.lower + self.upper))
+        model, ws = self.checker.bind()
+        request = self.checker.edge_request(check_start=False)
+        tr = allocate(K.PlanTrees, dof=self.dof, capacity=4)
+        tr.size[:] = 1
+        tr.x[:, :, 0] = q
+        tr.parent[:, 0] = -1
+        settings = self.settings()
+        K.rrt_connect(
+            model.table, ws.table, request, tr, settings, self.lower, self.upper, self.cont, 0
+        )
+        P = np.stack([q, q, q])
+        K.shortcut(model.table, ws.table, request, P, 3, self.cont, ws.out)
+        return time.perf_counter() - t0
 
     # ------------------------------------------------------------------ inputs
     def _configurations(self, Q, name: str) -> np.ndarray:
