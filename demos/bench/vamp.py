@@ -4,10 +4,13 @@ For the first ``--n`` problems of each MotionBenchMaker Panda set, ``--repeats``
 interleaved problem by problem (the order of the two alternates between repeats):
 
 - **ours**: `Scene.from_records` of the problem's obstacles, a `CollisionChecker` (self
-  collision on), `make_setup` (RRTConnect with the plugin's default settings for the robot,
-  certified edges by "dichotomy") and `solve` with a ``--time`` limit;
+  collision on), `make_setup` (``--planner``, by default the planner compiled with the
+  checker, CompiledRRTConnect; any name of `plugins.ompl.PLANNERS`, e.g. OMPL's
+  RRTConnect through the plugin's validators; edges certified by "dichotomy") and
+  `solve` with a ``--time`` limit;
 - **VAMP** (demos/bench/baselines/vamp_runner.py): its environment of the same obstacles,
-  then its RRTConnect with its benchmark settings (sampled edges, sphere model).
+  then its RRTConnect (sampled edges, sphere model), twice: with its benchmark settings
+  (10^6 samples: the comparison's basis) and with 10^5, its fastest from Python.
 
 Times are wall times from Python (medians over repeats, per problem); the ratio per problem
 is ours / VAMP, and the table gives its median per set and overall. Every returned path is
@@ -15,9 +18,9 @@ re-checked on the exact link meshes with python-fcl (demos.bench.planning.rechec
 farther apart than ``--recheck-step``), and the colliding ones counted. The first calls
 (compile, or numba's cache) are made before any timing and not counted.
 
-A second table says where the solve goes: our validators' calls per solve (states and
-certified edges) against VAMP's iterations (each extends its tree by one sampled edge or
-more), and the solve time per call and per iteration.
+A last table says where the solve goes: our checks per solve (states and certified edges)
+against VAMP's iterations (each extends its tree by one sampled edge or more), and the
+solve time per check and per iteration.
 
     python -m demos.bench.vamp                      # 4 sets x 10 problems x 3 repeats, ~2 min
     python -m demos.bench.vamp --sets cage --n 30 --repeats 1
@@ -34,26 +37,39 @@ import numpy as np
 
 from planning_collision.io import MBM_SETS, load_mbm, mbm_path
 
+PLANNER = "CompiledRRTConnect"  # ours by default: the planner compiled with the checker
+FAST_SAMPLES = 100_000  # VAMP's fastest budget from Python (its benchmark's: 10^6)
 
-def ours(robot, problem, seconds: float, planner_range: float | None) -> dict:
-    """Obstacles in, path out, with this project: times (s) of the parts, solved, path."""
+
+def ours(
+    robot, problem, seconds: float, planner_range: float | None, planner: str = PLANNER
+) -> dict:
+    """Obstacles in, path out, with this project: times (s) of the parts, solved, path, and
+    the checks of the solve (states and certified edges: the validators' calls, or the
+    compiled planner's motions and the states it checked)."""
     import planning_collision as pc
-    from plugins.ompl import make_setup, solution_path, solve, validators
+    from plugins.ompl import COMPILED, make_setup, solution_path, solve, validators
 
     t0 = time.perf_counter()
     scene = pc.Scene.from_records(problem.obstacles)
     checker = pc.CollisionChecker(robot, scene)
-    ss = make_setup(robot, scene, problem.start, problem.goals[0], checker=checker)
-    if planner_range is not None:
-        ss.getPlanner().setRange(planner_range)
+    ss = make_setup(
+        robot, scene, problem.start, problem.goals[0], checker=checker, planner=planner,
+        planner_range=planner_range,
+    )  # fmt: skip
     t1 = time.perf_counter()
     status = solve(ss, seconds)
     Q = solution_path(ss) if status else None
     t2 = time.perf_counter()
     sv, mv = validators(ss)
+    if planner in COMPILED:
+        last = ss.getPlanner().last
+        checks = sv.calls + (last.edges if last is not None else 0)
+    else:
+        checks = sv.calls + mv.counts["valid"] + mv.counts["invalid"]
     return {
         "setup": t1 - t0, "solve": t2 - t1, "total": t2 - t0, "solved": bool(status), "path": Q,
-        "checks": sv.calls + mv.counts["valid"] + mv.counts["invalid"],
+        "checks": checks,
     }  # fmt: skip
 
 
@@ -66,7 +82,10 @@ def _collides(fcl_robot, robot, problem, Q, step: float) -> bool:
     return (not ends) or recheck(fcl_robot, robot, Q, step)
 
 
-def run_set(name: str, args, vamp_panda) -> dict:
+def run_set(name: str, args, vamps: dict) -> dict:
+    """Rows of one set: per problem, the medians of ours and of each VAMP configuration
+    (`vamps`: "vamp" with its benchmark settings, "vamp_fast" with FAST_SAMPLES), the runs
+    interleaved in an order that rotates with the problem and the repeat."""
     import planning_collision as pc
     import robots
     from planning_collision.testing.fcl_robot import FclRobot
@@ -75,18 +94,20 @@ def run_set(name: str, args, vamp_panda) -> dict:
     problems = [p for p in pset.problems if p.valid][: args.n]
     robot = robots.load("panda", fixed_joints=problems[0].fixed_joints)
     # first calls before the clock: compile or load the kernels, the robot's shared part
-    ours(robot, problems[0], args.time, args.range)
-    vamp_panda.solve(problems[0], name)
+    ours(robot, problems[0], args.time, args.range, args.planner)
+    for v in vamps.values():
+        v.solve(problems[0], name)
+    who_all = ["ours", *vamps]
     rows = []
     for k, p in enumerate(problems):
-        runs = {"ours": [], "vamp": []}
+        runs = {who: [] for who in who_all}
         for r in range(args.repeats):
-            order = ("ours", "vamp") if (k + r) % 2 == 0 else ("vamp", "ours")
-            for who in order:
+            shift = (k + r) % len(who_all)
+            for who in who_all[shift:] + who_all[:shift]:
                 if who == "ours":
-                    runs[who].append(ours(robot, p, args.time, args.range))
+                    runs[who].append(ours(robot, p, args.time, args.range, args.planner))
                 else:
-                    runs[who].append(vamp_panda.solve(p, name))
+                    runs[who].append(vamps[who].solve(p, name))
         fcl_robot = FclRobot(robot, pc.Scene.from_records(p.obstacles))
         row = {"problem": p.name}
         for who, rs in runs.items():
@@ -110,7 +131,10 @@ def _with_all(results: list) -> list:
     return results + [{"set": "all", "rows": [r for x in results for r in x["rows"]]}]
 
 
-def _table(results: list, repeats: int) -> str:
+def _table(results: list, repeats: int, vamp: str = "vamp") -> str:
+    """End to end against VAMP configuration `vamp` ("vamp": its benchmark settings;
+    "vamp_fast": FAST_SAMPLES), per set and over all: medians of per-problem times and of
+    per-problem ratios ours / VAMP."""
     lines = [
         "| set | solved ours / VAMP | end to end, ours ms | end to end, VAMP ms | "
         "ours / VAMP (median of per-problem ratios) | ours: set-up / solve ms | "
@@ -123,15 +147,15 @@ def _table(results: list, repeats: int) -> str:
         if not rows:
             continue
         o = {k: [r["ours"][k] * 1e3 for r in rows] for k in ("setup", "solve", "total")}
-        v = {k: [r["vamp"][k] * 1e3 for r in rows] for k in ("setup", "solve", "total")}
-        ratio = [r["ours"]["total"] / r["vamp"]["total"] for r in rows]
+        v = {k: [r[vamp][k] * 1e3 for r in rows] for k in ("setup", "solve", "total")}
+        ratio = [r["ours"]["total"] / r[vamp]["total"] for r in rows]
         if res["set"] != "all":
             every.append(float(np.median(ratio)))
         runs = len(rows) * repeats
         so = sum(r["ours"]["solved"] for r in rows)
-        sv = sum(r["vamp"]["solved"] for r in rows)
+        sv = sum(r[vamp]["solved"] for r in rows)
         co = sum(r["ours"]["colliding"] for r in rows)
-        cv = sum(r["vamp"]["colliding"] for r in rows)
+        cv = sum(r[vamp]["colliding"] for r in rows)
         lines.append(
             f"| {res['set']} | {so}/{runs} / {sv}/{runs} | {np.median(o['total']):.2f} | "
             f"{np.median(v['total']):.2f} | {np.median(ratio):.2f}x | "
@@ -174,6 +198,7 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=3, help="runs per problem (default 3)")
     p.add_argument("--time", type=float, default=1.0, help="our solve's limit, s (default 1)")
     p.add_argument("--range", type=float, default=None, help="RRTConnect range (default ours)")
+    p.add_argument("--planner", default=PLANNER, help=f"ours (default {PLANNER})")
     p.add_argument("--recheck-step", type=float, default=0.005, help="m (default 0.005)")
     p.add_argument("--out", type=Path, default=None, help="write the rows as JSON here")
     args = p.parse_args(argv)
@@ -186,10 +211,13 @@ def main(argv=None) -> int:
         return 1
     ou.setLogLevel(ou.LOG_NONE)
     ou.RNG.setSeed(1)
-    vp = vamp_runner.VampPanda()
+    vamps = {"vamp": vamp_runner.VampPanda(), "vamp_fast": vamp_runner.VampPanda(FAST_SAMPLES)}
     t0 = time.perf_counter()
-    results = [run_set(s, args, vp) for s in args.sets]
+    results = [run_set(s, args, vamps) for s in args.sets]
+    print(f"ours: {args.planner}; VAMP with its benchmark settings ({vamps['vamp'].samples} samples)")
     print(_table(results, args.repeats))
+    print(f"\nours: {args.planner}; VAMP with {FAST_SAMPLES} samples, its fastest from Python")
+    print(_table(results, args.repeats, "vamp_fast"))
     print()
     print(_checks_table(results))
     print(f"({time.perf_counter() - t0:.0f} s; {args.n} problems per set, {args.repeats} repeats)")
