@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import threading
 import time
 
@@ -82,12 +83,29 @@ class PlanResult:
         return self.solved
 
 
-def _seed_state(seed) -> tuple[np.ndarray, np.ndarray]:
-    """(xoshiro256** state (4,) uint64, never all zero; Halton offsets (dof,) later) from a
-    seed (None: fresh entropy)."""
-    rng = np.random.default_rng(seed)
-    state = rng.integers(1, 2**63, size=4, dtype=np.uint64)
-    return state, rng
+_M64 = (1 << 64) - 1
+
+
+def _splitmix64(x: int) -> tuple[int, int]:
+    """(next state, output) of SplitMix64 (Steele et al. 2014), the seeding generator
+    xoshiro's authors recommend: a few Python integer operations, no numpy generator."""
+    x = (x + 0x9E3779B97F4A7C15) & _M64
+    z = x
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return x, z ^ (z >> 31)
+
+
+def seed_streams(seed, rng: np.ndarray, offset: np.ndarray) -> None:
+    """rng (4,) uint64 <- a xoshiro256** state (never all zero) and offset (dof,) <- the
+    Halton sequence's shifts in [0, 1), from `seed` (an int; None: fresh entropy)."""
+    x = int.from_bytes(os.urandom(8), "little") if seed is None else int(seed) & _M64
+    words = []
+    for _ in range(4 + len(offset)):
+        x, z = _splitmix64(x)
+        words.append(z)
+    rng[:] = [w or 1 for w in words[:4]]
+    offset[:] = [(w >> 11) * (1.0 / 9007199254740992.0) for w in words[4:]]
 
 
 class RRTConnect:
@@ -191,19 +209,26 @@ class RRTConnect:
     # ------------------------------------------------------------------ inputs
     def _configurations(self, Q, name: str) -> np.ndarray:
         """(k, dof) from one configuration or k; each within the joint limits."""
-        A = np.asarray(Q, dtype=np.float64)
+        if type(Q) is np.ndarray and Q.dtype == np.float64:
+            A = Q
+        else:
+            a = np.asarray(Q)
+            if a.dtype.kind not in "fiu":  # bools, complex, strings, objects: named there
+                self.checker.robot.validate_q(Q, name)
+            A = a.astype(np.float64)
         A = A.reshape(1, -1) if A.ndim == 1 else A
         if A.ndim != 2 or A.shape[1] != self.dof or len(A) == 0:
             raise ValueError(
                 f"{name} must have shape ({self.dof},) or (k, {self.dof}), got {np.shape(Q)}"
             )
-        robot = self.checker.robot
-        return np.stack(
-            [
-                robot.validate_q(a, f"{name}[{i}]" if len(A) > 1 else name, check_limits=True)
-                for i, a in enumerate(A)
-            ]
-        )
+        limited = self.cont == 0
+        inside = (A[:, limited] >= self.lower[limited]) & (A[:, limited] <= self.upper[limited])
+        if np.isfinite(A).all() and inside.all():
+            return np.ascontiguousarray(A)
+        robot = self.checker.robot  # which row and joint, and why (real_array: not a number)
+        for i, a in enumerate(A):
+            robot.validate_q(a, f"{name}[{i}]" if len(A) > 1 else name, check_limits=True)
+        raise AssertionError(f"{name}: a refused configuration not named")  # unreachable
 
     def _trees_for(self, n_roots: int) -> object:
         cap = max(
@@ -267,9 +292,7 @@ class RRTConnect:
         model, ws = self.checker.bind()  # one model for the whole solve (module doc)
         request = self.checker.edge_request(check_start=False)
         tr = self._trees_for(len(starts) + len(goals))
-        rng_state, rng = _seed_state(self.seed)
-        tr.rng[:] = rng_state
-        tr.offset[:] = rng.random(self.dof)
+        seed_streams(self.seed, tr.rng, tr.offset)
         for t, A in enumerate((starts, goals)):
             n = len(A)
             tr.x[t, :, :n] = A.T
@@ -296,18 +319,12 @@ class RRTConnect:
         path, goal = None, -1
         if solved:
             path = tr.path[: st[K.S_PATH]].copy()
-            goal = self._goal_index(path[-1], goals)
+            goal = int(st[K.S_GOAL])
         return PlanResult(
             path=path, solved=solved, status="solved" if solved else "timeout", goal=goal,
             iterations=int(st[K.S_ITER]), edges=int(st[K.S_EDGES]),
             nodes=(int(tr.size[0]), int(tr.size[1])), seconds=time.perf_counter() - t0,
         )  # fmt: skip
-
-    def _goal_index(self, q, goals) -> int:
-        d = goals - q
-        c = self.cont != 0
-        d[:, c] = (d[:, c] + math.pi) % (2.0 * math.pi) - math.pi
-        return int(np.argmin(np.abs(d).max(axis=1)))
 
     # ------------------------------------------------------------------ simplifying
     def simplify(self, path) -> np.ndarray:

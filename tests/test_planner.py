@@ -24,11 +24,12 @@ def shelf():
     robot, scene, start, goal = panda_shelf()
     checker = pc.CollisionChecker(robot, scene)
     checker.warm_up(methods=("dichotomy",))
+    pc.RRTConnect(checker).warm_up()  # compiled here, not in a solve's time limit
     return robot, scene, start, goal, checker
 
 
 @pytest.fixture(scope="module")
-def cage():
+def cage(shelf):
     problems = [p for p in load_mbm(str(mbm_path("cage"))).problems if p.valid][:3]
     robot = robots.load("panda", fixed_joints=problems[0].fixed_joints)
     return robot, problems

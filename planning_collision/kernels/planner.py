@@ -64,15 +64,17 @@ PlanTrees = record(
         Field("out", F1, (4,), "an edge check's results"),
         Field("offset", F1, ("dof",), "the Halton sequence's random shift per coordinate"),
         Field("rng", ("uint64", 1), (4,), "xoshiro256** state"),
-        Field("state", L1, (8,), "the search's counters (the S_* indices)"),
+        Field("state", L1, (10,), "the search's counters (the S_* indices)"),
         Field("path", F2, ("2 * capacity + 2", "dof"), "the solution, start to goal", None),
     ],
 )
 
 # PlanTrees.state: the tree that grows next, iterations, edges checked, the Halton index,
 # the solution's length, the connecting nodes (tree 0 / tree 1), whether the direct motions
-# from the starts to the goals were tried
-S_ACTIVE, S_ITER, S_EDGES, S_HALTON, S_PATH, S_JOIN0, S_JOIN1, S_DIRECT = range(8)
+# from the starts to the goals were tried, the start and the goal (roots) the path joins
+S_ACTIVE, S_ITER, S_EDGES, S_HALTON, S_PATH, S_JOIN0, S_JOIN1, S_DIRECT, S_START, S_GOAL = range(
+    10
+)
 
 # The search's settings, one float64 array (`plan_settings`): what the run reads of it
 PlanSettings = (
@@ -304,7 +306,9 @@ def _path(tr, a, ia, b, ib, cont):
         for k in range(dof):
             P[n, k] = tr.x[a, k, i]
         n += 1
+        tr.state[S_START if a == 0 else S_GOAL] = i
         i = tr.parent[a, i]
+    tr.state[S_GOAL if a == 0 else S_START] = ib
     for r in range(n // 2):
         for k in range(dof):
             v = P[r, k]
@@ -315,6 +319,7 @@ def _path(tr, a, ia, b, ib, cont):
         for k in range(dof):
             P[n, k] = tr.x[b, k, i]
         n += 1
+        tr.state[S_GOAL if a == 0 else S_START] = i
         i = tr.parent[b, i]
     if a == 1:  # built goal first: reverse it
         for r in range(n // 2):
@@ -341,8 +346,8 @@ def _direct(hm, hw, request, tr, cont):
             _column(tr.x[1], j, q1)
             _unwrap_end(q0, q1, cont)
             if _free(hm, hw, request, q0, q1, tr):
-                tr.state[S_JOIN0] = i
-                tr.state[S_JOIN1] = j
+                tr.state[S_JOIN0] = tr.state[S_START] = i
+                tr.state[S_JOIN1] = tr.state[S_GOAL] = j
                 P = tr.path
                 for k in range(q0.shape[0]):
                     P[0, k] = q0[k]
