@@ -214,7 +214,9 @@ def main(argv=None) -> int:
     vamps = {"vamp": vamp_runner.VampPanda(), "vamp_fast": vamp_runner.VampPanda(FAST_SAMPLES)}
     t0 = time.perf_counter()
     results = [run_set(s, args, vamps) for s in args.sets]
-    print(f"ours: {args.planner}; VAMP with its benchmark settings ({vamps['vamp'].samples} samples)")
+    print(
+        f"ours: {args.planner}; VAMP with its benchmark settings ({vamps['vamp'].samples} samples)"
+    )
     print(_table(results, args.repeats))
     print(f"\nours: {args.planner}; VAMP with {FAST_SAMPLES} samples, its fastest from Python")
     print(_table(results, args.repeats, "vamp_fast"))

@@ -72,9 +72,7 @@ PlanTrees = record(
 # PlanTrees.state: the tree that grows next, iterations, edges checked, the Halton index,
 # the solution's length, the connecting nodes (tree 0 / tree 1), whether the direct motions
 # from the starts to the goals were tried, the start and the goal (roots) the path joins
-S_ACTIVE, S_ITER, S_EDGES, S_HALTON, S_PATH, S_JOIN0, S_JOIN1, S_DIRECT, S_START, S_GOAL = range(
-    10
-)
+S_ACTIVE, S_ITER, S_EDGES, S_HALTON, S_PATH, S_JOIN0, S_JOIN1, S_DIRECT, S_START, S_GOAL = range(10)
 
 # The search's settings, one float64 array (`plan_settings`): what the run reads of it
 PlanSettings = (
