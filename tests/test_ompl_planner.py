@@ -15,15 +15,14 @@ ob = pytest.importorskip("ompl.base")
 og = pytest.importorskip("ompl.geometric")
 
 import planning_collision as pc  # noqa: E402
+from demos.bench.planners import validators_agree as _validators_agree  # noqa: E402
 from demos.scenes import panda_shelf, piano_room  # noqa: E402
 from plugins.ompl import (  # noqa: E402
     CompiledRRTConnect,
     make_setup,
-    new_state,
     set_goals,
     solution_path,
     solve,
-    validators,
 )
 
 NAME = "CompiledRRTConnect"
@@ -38,20 +37,6 @@ def shelf():
     checker = pc.CollisionChecker(robot, scene)
     checker.warm_up(methods=("dichotomy",))
     return robot, scene, start, goal, checker
-
-
-def _validators_agree(ss, Q) -> bool:
-    """Every state of Q valid and every motion valid by the setup's own validators (the
-    plugin's, certified): the planner's answers are theirs."""
-    svc, mv = validators(ss)
-    si = ss.getSpaceInformation()
-    a, b = new_state(si), new_state(si)
-    for q0, q1 in zip(Q[:-1], Q[1:], strict=True):
-        svc.codec.write(q0, a)
-        svc.codec.write(q1, b)
-        if not (svc.isValid(a) and svc.isValid(b) and mv.checkMotion(a, b)):
-            return False
-    return True
 
 
 def test_make_setup_names_it_and_solve_gives_a_certified_path(shelf):

@@ -126,6 +126,21 @@ def test_a_continuous_joint_that_must_turn_the_short_way_across_pi():
     assert (np.abs(np.diff(r.path, axis=0))[:, c] <= math.pi + 1e-12).all()
 
 
+def test_fourteen_joints_baxters_two_arms_among_boxes():
+    from demos.bench.planners import random_world
+
+    robot = robots.load("baxter")
+    assert robot.dof == 14
+    rng = np.random.default_rng(2)
+    scene = random_world(robot, 8, rng)
+    checker = pc.CollisionChecker(robot, scene)
+    Q = robot.random_configurations(200, rng)
+    start, goal = Q[checker.is_valid_batch(Q)][:2]
+    r = pc.RRTConnect(checker, seed=0).solve(start, goal, seconds=30.0)
+    assert r.solved and _certified(checker, r.path)
+    assert _exact_free(robot, scene, r.path, step=0.005)
+
+
 def test_simplify_keeps_the_ends_shortens_and_certifies(cage):
     robot, problems = cage
     p = problems[0]

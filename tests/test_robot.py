@@ -267,14 +267,16 @@ def test_registry_overrides_can_activate_a_held_joint():
 
 
 def test_registry_lists_and_loads_every_robot():
-    assert {"panda", "ur5", "kinova", "xarm7", "planar_arm", "free_flyer"} <= set(
+    assert {"panda", "ur5", "kinova", "xarm7", "planar_arm", "free_flyer", "baxter"} <= set(
         robots.available()
     )
     with pytest.raises(ValueError, match="unknown robot 'r2d2'"):
         robots.load("r2d2")
 
 
-@pytest.mark.parametrize("name", ["panda", "ur5", "kinova", "xarm7", "planar_arm", "free_flyer"])
+@pytest.mark.parametrize(
+    "name", ["panda", "ur5", "kinova", "xarm7", "planar_arm", "free_flyer", "baxter"]
+)
 def test_registry_robot_loads_from_its_committed_cache_without_rebuilding(
     name, monkeypatch, request
 ):

@@ -1,0 +1,173 @@
+"""The compiled planner against OMPL's RRTConnect through the plugin, on every robot of the
+registry: is it faster, and certified, whatever the robot (revolute, continuous and
+prismatic joints, 3 to 14 of them)?
+
+For each robot (``--robots``, default all of `robots.available()`): a scene of ``--boxes``
+boxes placed at random where its links reach (seeded), ``--n`` start/goal pairs of free
+configurations, and for each pair both planners through `make_setup` (the same checker,
+certified "dichotomy" edges), ``--repeats`` times interleaved. Medians over repeats per
+problem, then over problems; the ratio is the median of per-problem ratios compiled / OMPL.
+Every path of the compiled planner is re-checked by the plugin's own validators (each
+state and each certified motion), and both planners' paths densely by the checker (states
+at most 1 mm of robot motion apart).
+
+    python -m demos.bench.planners                          # 7 robots x 10 problems, ~2 min
+    python -m demos.bench.planners --robots panda kinova --n 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+PLANNERS = ("CompiledRRTConnect", "RRTConnect")
+
+
+def random_world(robot, n_boxes: int, rng):
+    """A scene of n_boxes boxes where the robot's links reach (their origins' box over
+    random configurations, the base's surroundings left clear)."""
+    import planning_collision as pc
+
+    Q = robot.random_configurations(400, rng)
+    P = np.array([[T[:3, 3] for T in robot.fk(q).values()] for q in Q]).reshape(-1, 3)
+    lo, hi = P.min(axis=0), P.max(axis=0)
+    size = float(np.linalg.norm(hi - lo))
+    base = np.array([T[:3, 3] for T in robot.fk(Q[0]).values()])[0]
+    scene = pc.Scene()
+    while len(scene) < n_boxes:
+        c = rng.uniform(lo, hi)
+        if np.linalg.norm(c - base) < 0.15 * size:
+            continue
+        T = np.eye(4)
+        T[:3, 3] = c
+        scene.add(pc.Box(rng.uniform(0.03, 0.12, 3) * size), T)
+    return scene
+
+
+def _pairs(robot, checker, n: int, rng) -> list:
+    out = []
+    while len(out) < n:
+        Q = robot.random_configurations(64, rng)
+        ok = Q[checker.is_valid_batch(Q)]
+        for a, b in zip(ok[0::2], ok[1::2], strict=False):
+            if len(out) < n and not checker.edge_free(a, b):  # not the straight motion
+                out.append((a, b))
+    return out
+
+
+def validators_agree(ss, Q) -> bool:
+    """Every state of the path Q valid and every motion valid by the setup's own validators
+    (the plugin's: certified motions): what the compiled planner answered is theirs."""
+    from plugins.ompl import new_state, validators
+
+    svc, mv = validators(ss)
+    si = ss.getSpaceInformation()
+    a, b = new_state(si), new_state(si)
+    for q0, q1 in zip(Q[:-1], Q[1:], strict=True):
+        svc.codec.write(q0, a)
+        svc.codec.write(q1, b)
+        if not (svc.isValid(a) and svc.isValid(b) and mv.checkMotion(a, b)):
+            return False
+    return True
+
+
+def _dense_free(checker, Q, step: float = 0.001) -> bool:
+    R = checker.robot.motion_bound_R
+    for a, b in zip(Q[:-1], Q[1:], strict=True):
+        k = max(2, int(np.ceil(float((R @ np.abs(b - a)).max()) / step)) + 1)
+        t = np.linspace(0.0, 1.0, k)[:, None]
+        if not checker.is_valid_batch(a + t * (b - a)).all():
+            return False
+    return True
+
+
+def run_robot(name: str, args) -> dict:
+    import planning_collision as pc
+    import robots
+    from plugins.ompl import make_setup, solution_path, solve
+
+    rng = np.random.default_rng(args.seed)
+    robot = robots.load(name)
+    scene = random_world(robot, args.boxes, rng)
+    checker = pc.CollisionChecker(robot, scene)
+    pairs = _pairs(robot, checker, args.n, rng)
+    for planner in PLANNERS:  # compile or load, outside the clock
+        solve(make_setup(robot, scene, *pairs[0], checker=checker, planner=planner), 1.0)
+    rows = []
+    for k, (a, b) in enumerate(pairs):
+        runs = {p: [] for p in PLANNERS}
+        for r in range(args.repeats):
+            for p in PLANNERS if (k + r) % 2 == 0 else PLANNERS[::-1]:
+                ss = make_setup(robot, scene, a, b, checker=checker, planner=p)
+                t0 = time.perf_counter()
+                ok = bool(solve(ss, args.time))
+                dt = time.perf_counter() - t0
+                Q = solution_path(ss) if ok else None
+                good = None
+                if ok:
+                    good = _dense_free(checker, Q)
+                    if p == PLANNERS[0]:
+                        good = good and validators_agree(ss, Q)
+                runs[p].append((dt, ok, good))
+        rows.append(runs)
+    return {"robot": name, "dof": robot.dof, "continuous": int(robot.continuous.sum()),
+            "rows": rows}  # fmt: skip
+
+
+def table(results, repeats: int) -> str:
+    lines = [
+        "| robot | joints (continuous) | solved compiled / OMPL | median solve, compiled ms | "
+        "median solve, OMPL RRTConnect ms | compiled / OMPL | paths not free |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for res in results:
+        rows = res["rows"]
+        med = {p: [np.median([x[0] for x in r[p]]) * 1e3 for r in rows] for p in PLANNERS}
+        solved = {p: sum(x[1] for r in rows for x in r[p]) for p in PLANNERS}
+        both = [k for k, r in enumerate(rows) if all(all(x[1] for x in r[p]) for p in PLANNERS)]
+        ratio = [med[PLANNERS[0]][k] / med[PLANNERS[1]][k] for k in both]
+        bad = sum(x[2] is False for r in rows for p in PLANNERS for x in r[p])
+        n = len(rows) * repeats
+        lines.append(
+            f"| {res['robot']} | {res['dof']} ({res['continuous']}) | "
+            f"{solved[PLANNERS[0]]}/{n} / {solved[PLANNERS[1]]}/{n} | "
+            f"{np.median(med[PLANNERS[0]]):.2f} | {np.median(med[PLANNERS[1]]):.2f} | "
+            f"{np.median(ratio) if ratio else float('nan'):.2f}x | {bad} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    import robots
+
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--robots", nargs="+", default=None, help="default: robots.available()")
+    p.add_argument("--n", type=int, default=10, help="start/goal pairs per robot (default 10)")
+    p.add_argument("--boxes", type=int, default=8, help="boxes per scene (default 8)")
+    p.add_argument("--repeats", type=int, default=3, help="runs per pair (default 3)")
+    p.add_argument("--time", type=float, default=5.0, help="each solve's limit, s (default 5)")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    from ompl import util as ou
+
+    ou.setLogLevel(ou.LOG_NONE)
+    ou.RNG.setSeed(args.seed + 1)
+    names = args.robots or robots.available()
+    bad = sorted(set(names) - set(robots.available()))
+    if bad:
+        p.error(f"--robots: unknown {bad}; robots.available(): {robots.available()}")
+    t0 = time.perf_counter()
+    results = [run_robot(n, args) for n in names]
+    print(table(results, args.repeats))
+    print(
+        f"({time.perf_counter() - t0:.0f} s; {args.n} problems per robot, {args.repeats} repeats)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
