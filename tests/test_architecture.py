@@ -32,6 +32,7 @@ LAYERS = {
     "queries": 5,
     "robot": 6,
     "checker": 7,
+    "planner": 7.5,  # the planner compiled with the checker (it plans on a checker)
     "compiling": 8,  # the compile notices (no import needed) and warm_up over every layer
     "__init__": 10,
     "__main__": 10,  # the package's public face re-exports every layer
