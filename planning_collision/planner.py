@@ -57,6 +57,13 @@ DD_MIN_RADIUS = 1.0 / 13.0
 DD_ALPHA = 1e-4
 
 
+# Each thread's last PlanTrees per number of joints: a solve's scratch, reused by the next
+# solve of any planner in that thread (solves in one thread never overlap: a planner's own
+# lock refuses a second solve, and a stop() callback that solved with another planner of
+# the same robot would find the record in use and take a new one: `_solve`)
+_POOL = threading.local()
+
+
 @dataclasses.dataclass(frozen=True)
 class PlanResult:
     """What `RRTConnect.solve` returns.
@@ -174,7 +181,6 @@ class RRTConnect:
         self.balance = bool(balance)
         self.dynamic_domain = bool(dynamic_domain)
         self.direct = bool(direct)
-        self._trees = None
         self._busy = threading.Lock()
 
     def settings(self) -> np.ndarray:
@@ -231,13 +237,19 @@ class RRTConnect:
         raise AssertionError(f"{name}: a refused configuration not named")  # unreachable
 
     def _trees_for(self, n_roots: int) -> object:
+        """A PlanTrees record with room for n_roots roots and an iteration's nodes: the
+        calling thread's (`_POOL`: a planner per problem, as make_setup makes, would
+        otherwise allocate one per solve, ~40 us), or a new one when it is in use."""
         cap = max(
             CAPACITY,
             2 * n_roots + 2 * K.most_steps(self.lower, self.upper, self.cont, self.range) + 4,
         )
-        tr = self._trees
-        if tr is None or tr.x.shape[2] < cap or tr.x.shape[2] > 4 * cap:
-            tr = self._trees = allocate(K.PlanTrees, dof=self.dof, capacity=cap)
+        if not hasattr(_POOL, "trees"):
+            _POOL.trees, _POOL.busy = {}, set()
+        tr = _POOL.trees.get(self.dof)
+        if tr is None or id(tr) in _POOL.busy or not cap <= tr.x.shape[2] <= 4 * cap:
+            tr = allocate(K.PlanTrees, dof=self.dof, capacity=cap)
+        _POOL.trees[self.dof] = tr
         tr.size[:] = 0
         tr.state[:] = 0
         return tr
@@ -292,6 +304,14 @@ class RRTConnect:
         model, ws = self.checker.bind()  # one model for the whole solve (module doc)
         request = self.checker.edge_request(check_start=False)
         tr = self._trees_for(len(starts) + len(goals))
+        _POOL.busy.add(id(tr))
+        try:
+            return self._search(tr, model, ws, request, starts, goals, deadline, stop, t0)
+        finally:
+            _POOL.busy.discard(id(tr))
+            _POOL.busy.discard(id(_POOL.trees.get(self.dof)))
+
+    def _search(self, tr, model, ws, request, starts, goals, deadline, stop, t0) -> PlanResult:
         seed_streams(self.seed, tr.rng, tr.offset)
         for t, A in enumerate((starts, goals)):
             n = len(A)
@@ -310,7 +330,8 @@ class RRTConnect:
             if code == K.SOLVED:
                 break
             if code == K.FULL:
-                tr = self._trees = self._grow(tr)
+                tr = _POOL.trees[self.dof] = self._grow(tr)
+                _POOL.busy.add(id(tr))
                 continue
             if time.monotonic_ns() >= deadline or (stop is not None and stop()):
                 break

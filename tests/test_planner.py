@@ -202,16 +202,33 @@ def test_stop_ends_the_search_and_infinite_time_needs_a_stop():
         planner.solve(start, goal, seconds=math.inf)
 
 
-def test_trees_grow_past_their_first_room(shelf, monkeypatch):
+def test_trees_grow_past_their_first_room(cage, monkeypatch):
+    from planning_collision import planner as P
+
+    robot, problems = cage
+    monkeypatch.setattr(P, "CAPACITY", 8)  # then the room for one iteration's nodes: 40
+    P._POOL.trees.pop(7, None)
+    p = problems[1]
+    scene = pc.Scene.from_records(p.obstacles)
+    checker = pc.CollisionChecker(robot, scene)
+    r = pc.RRTConnect(checker, seed=0).solve(p.start, p.goals[0], seconds=20.0)
+    assert r.solved and _certified(checker, r.path) and _exact_free(robot, scene, r.path)
+    room = P._POOL.trees[7].x.shape[2]
+    assert max(r.nodes) > 40 and room >= max(r.nodes) and room in (80, 160, 320, 640)
+
+
+def test_each_thread_plans_in_a_record_of_its_own(shelf):
     from planning_collision import planner as P
 
     robot, scene, start, goal, checker = shelf
-    monkeypatch.setattr(P, "CAPACITY", 8)
-    planner = pc.RRTConnect(checker, seed=0, direct=False, dynamic_domain=False)
-    planner._trees = None
-    r = planner.solve(start, goal, seconds=20.0)
-    assert r.solved and _certified(checker, r.path)
-    assert planner._trees.x.shape[2] > 8 or sum(r.nodes) <= 8
+    planner = pc.RRTConnect(checker, seed=0)
+    planner.solve(start, goal)
+    mine = P._POOL.trees[7]
+    seen = []
+    t = threading.Thread(target=lambda: (planner.solve(start, goal), seen.append(P._POOL.trees[7])))
+    t.start()
+    t.join()
+    assert seen and seen[0] is not mine and P._POOL.trees[7] is mine
 
 
 @pytest.mark.parametrize(
