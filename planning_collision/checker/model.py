@@ -70,7 +70,7 @@ def _bounds(robot):
     key = robot.geometry_key
     if key not in _BOUNDS:
         f = derived_cache_file(robot, f"outer-{key}-{OUTER_POINTS}.npz")
-        _BOUNDS[key] = piece_bounds(robot.pieces, f)
+        _BOUNDS[key] = piece_bounds(robot.pieces, f, robot.name)
     return _BOUNDS[key]
 
 
