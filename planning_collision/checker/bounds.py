@@ -194,6 +194,7 @@ def _capsule_pose(p0, p1) -> np.ndarray:
 
 
 _OUTER: dict = {}  # {shape: its outer hull}: a robot with an object attached shares the rest
+_CAPSULES: dict = {}  # {shape: (its bounding Capsule, T_piece_capsule)}, the same way
 
 
 def _known_outer(shape):
@@ -262,8 +263,13 @@ def piece_bounds(pieces, cache_file=None, label: str = "robot") -> tuple:
     """(outer ShapeTable, capsule ShapeTable, T_piece_capsule (n, 4, 4)) of a robot's pieces:
     shape i of each table bounds piece i. The outer hulls go through `cache_file` (None: no
     cache); `label` names the robot when their build is announced."""
-    caps = [bounding_capsule(p.shape) for p in pieces]
+    caps = []
+    for p in pieces:  # each shape's capsule once per process (as its outer hull)
+        if p.shape not in _CAPSULES:
+            a, b, r = bounding_capsule(p.shape)
+            _CAPSULES[p.shape] = (Capsule(r, float(np.linalg.norm(b - a))), _capsule_pose(a, b))
+        caps.append(_CAPSULES[p.shape])
     outer = shape_table(_outer_hulls(pieces, cache_file, label))
-    capsules = shape_table([Capsule(r, float(np.linalg.norm(b - a))) for a, b, r in caps])
-    poses = np.ascontiguousarray([_capsule_pose(a, b) for a, b, _ in caps], np.float64)
+    capsules = shape_table([c for c, _ in caps])
+    poses = np.ascontiguousarray([T for _, T in caps], np.float64)
     return outer, capsules, poses.reshape(-1, 4, 4)
