@@ -247,3 +247,33 @@ def test_outer_hulls_built_incrementally_equal_the_hulls_measured_whole():
         got = outer_hull(shape)
         assert np.array_equal(np.asarray(got.points), v[idx])
         assert got.radius == pytest.approx(float(dist.max()), rel=0, abs=1e-15)
+
+
+def test_with_a_terminal_the_bar_moves_within_a_link(densebot, monkeypatch, capsys):
+    """progress=None on a terminal: a tqdm bar, whose text says the link's mesh and phase and
+    whose clock the ticker moves while one long call runs (no lines on stderr then)."""
+    from planning_collision.robot import progress as progress_module
+
+    class Bar:  # what Progress uses of a tqdm bar
+        def __init__(self, total, desc):
+            self.n, self.texts, self.closed = 0, [], False
+
+        def set_postfix_str(self, text):
+            self.texts.append(text)
+
+        def close(self):
+            self.closed = True
+
+    bars = []
+    monkeypatch.setattr(
+        progress_module, "_tqdm_or_none", lambda t, d: bars.append(Bar(t, d)) or bars[-1]
+    )
+    monkeypatch.setattr(notices, "QUIET", 0.05)
+    monkeypatch.setattr(notices, "TICK", 0.1)
+    _slow(monkeypatch, 0.5)
+    Robot.from_urdf(densebot, cache_dir=False, compute_acm=False)
+    (bar,) = bars
+    assert bar.closed and bar.n == 3
+    assert any("link 'arm': ring.stl: surface" in t for t in bar.texts), bar.texts
+    assert any(t.endswith(" s)") for t in bar.texts), bar.texts  # the ticker's clock
+    assert "planning_collision:" not in capsys.readouterr().err

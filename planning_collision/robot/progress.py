@@ -6,7 +6,8 @@ Each step is logged at INFO on the caller's logger (``planning_collision.robot..
 containment scan) at DEBUG. The caller's ``progress`` argument adds:
 
 - ``None`` (the default): a tqdm bar on stderr when tqdm is installed and stderr is a
-  terminal; otherwise the build is announced on stderr as compiles are (notices.py): a
+  terminal (its text says the step and the note, and its clock moves every 7 s during a
+  long one); otherwise the build is announced on stderr as compiles are (notices.py): a
   line once it has run 2 s, one every 7 s while it runs saying where it is, and one when it
   ends (``PLANNING_COLLISION_COMPILE_NOTICE=0`` keeps stderr quiet);
 - ``False``: nothing beyond the log;
@@ -54,12 +55,15 @@ class Progress:
         self.bar = _tqdm_or_none(self.total, desc) if progress is None else None
         self.summary = "done"  # the closing message; a build may set a better one
         self.message = "starting"  # where the build is (the last step or note)
-        # without a bar or a callback, the default speaks on stderr as compiles do
-        quiet = progress is None and self.bar is None
-        self.ticker = Ticker(self._speak) if quiet else None
+        # the default speaks on stderr as compiles do, or keeps the bar moving (a V-HACD
+        # run is one call of seconds: the bar's clock and text move meanwhile)
+        self.ticker = Ticker(self._speak) if progress is None else None
 
     def _speak(self, first: bool, seconds: float) -> None:
         """The ticker's line (module doc): the build, its step and where it is."""
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{self.message[:50]} ({seconds:.0f} s)")
+            return
         where = f"{max(self.done, 1)}/{self.total} {self.message}"
         if first:
             say(self.log, "building %s (once, then cached): %s", self.desc, where)
@@ -90,7 +94,8 @@ class Progress:
     def close(self, message: str | None = None, failed: bool = False) -> None:
         """The build ended (`failed`: by an exception; then no final callback)."""
         message = self.summary if message is None else message
-        if self.ticker is not None and self.ticker.stop() and not failed:
+        spoke = self.ticker is not None and self.ticker.stop()
+        if spoke and self.bar is None and not failed:
             say(self.log, "built %s: %s", self.desc, message)
         elif not failed:
             self.log.info("%s: %s", self.desc, message)
