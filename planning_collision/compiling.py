@@ -18,20 +18,18 @@ check, batch, clearance and the three edge methods, and the compiled planner.
 from __future__ import annotations
 
 import logging
-import os
-import sys
 import threading
 import time
 
 from .kernels._jit import event
+from .notices import NOTICE_ENV, QUIET, TICK, say
 
 __all__ = ["NOTICE_ENV", "QUIET", "TICK", "warm_up"]
 
 log = logging.getLogger("planning_collision.compile")
 
-NOTICE_ENV = "PLANNING_COLLISION_COMPILE_NOTICE"
-QUIET = 2.0  # seconds a compile runs before it is announced
-TICK = 7.0  # seconds between "still compiling" lines
+# NOTICE_ENV, QUIET (seconds a compile runs before it is announced) and TICK (seconds between
+# "still compiling" lines) are notices.py's, shared with the robot builds' notices
 
 # what a user called, for the kernels a first call compiles (anything else: its own name)
 _WHAT = {
@@ -114,9 +112,7 @@ class _Run:
 
 
 def _say(msg: str, *args) -> None:
-    log.info(msg, *args)
-    if os.environ.get(NOTICE_ENV, "1") != "0":
-        print("planning_collision: " + msg % args, file=sys.stderr, flush=True)
+    say(log, msg, *args)
 
 
 event.register("numba:compile", _Notice())

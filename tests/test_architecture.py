@@ -22,6 +22,7 @@ LAYERS = {
     "results": 1,
     "workspace": 1,
     "stamps": 1,
+    "notices": 1,  # long waits said on stderr (compiles, one-time robot builds)
     "geometry": 2,
     "io": 3,
     "primitives": 3,

@@ -27,6 +27,7 @@ from demos import viewing
         ("demos.dev.cold_start", ["--list"]),
         ("demos.dev.model_containment", ["--robots", "free_flyer", "--samples", "500"]),
         ("demos.plan_shelf", ["--runs", "2", "--time", "2"]),  # the README's first command
+        ("demos.pick_place", ["--time", "2"]),
         ("demos.dev.prm_memory", ["--seconds", "2", "--every", "1"]),
         (
             "demos.plan_cloud",
@@ -46,6 +47,11 @@ def test_demo_runs_and_returns_zero(name, argv, capsys):
     assert out.strip()
     if name == "demos.plan_shelf":  # the main demo ends by saying how to see its path
         assert out.rstrip().endswith(viewing.HOW_TO_SEE), out[-500:]
+    if name == "demos.pick_place":  # three legs, each re-checked with the box by python-fcl
+        pytest.importorskip("fcl")
+        assert out.count("states free (python-fcl, meshes + box)") == 3, out
+        assert "attached AttachedObject('box' on 'panda_hand'" in out
+        assert "every path free on the exact meshes with the box" in out
 
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -122,9 +122,15 @@ def test_a_build_reports_progress_per_link_and_a_cached_load_is_quiet(ringbot, t
     calls = []
     with caplog.at_level(logging.INFO, logger=LOGGER):
         Robot.from_urdf(ringbot, cache_dir=tmp_path, progress=lambda *c: calls.append(c))
-    geometry = [c for c in calls if "link" in c[2] or c[0] == c[1] == 3]
-    assert [c[:2] for c in geometry[:4]] == [(0, 3), (1, 3), (2, 3), (3, 3)]
-    assert "link 'arm': 1 mesh(es) to convexify" in geometry[1][2]
+    geometry = [c for c in calls if c[1] == 3]
+    steps = [c for c in geometry if c[2].endswith(("primitives", "to convexify"))]
+    assert [c[:2] for c in steps] == [(0, 3), (1, 3), (2, 3)]
+    assert geometry[-1][:2] == (3, 3) and "3 links" in geometry[-1][2]
+    assert "link 'arm': 1 mesh(es) to convexify" in steps[1][2]
+    # within the arm's step: its V-HACD run and the surface cover, each said (done stays 1)
+    notes = [c[2] for c in geometry if c[0] == 1 and c not in steps]
+    assert any(n.startswith("link 'arm': ring.stl: V-HACD of") for n in notes), notes
+    assert any("surface cover" in n for n in notes), notes
     sampling = [c for c in calls if c[1] == 10]
     assert [c[0] for c in sampling] == list(range(11))  # ten blocks of samples, then done
     logged = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]

@@ -25,8 +25,9 @@ import logging
 
 import numpy as np
 
-from ..geometry import Box, Capsule, Convex, Cylinder, Sphere, shape_table
+from ..geometry import Box, Capsule, Cone, Convex, Cylinder, Sphere, shape_table
 from ..robot.cache import write_cache_file
+from ..robot.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,12 @@ def core_points(shape) -> np.ndarray:
         ring = np.stack([rr * np.cos(a), rr * np.sin(a)], axis=1)
         h = 0.5 * shape.length
         return np.concatenate([np.c_[ring, np.full(48, -h)], np.c_[ring, np.full(48, h)]])
+    if isinstance(shape, Cone):  # the apex and a circumscribed 48-gon round the base
+        a = np.linspace(0.0, 2.0 * np.pi, 48, endpoint=False)
+        rr = shape.radius / np.cos(np.pi / 48)
+        h = 0.5 * shape.length
+        ring = np.c_[rr * np.cos(a), rr * np.sin(a), np.full(48, -h)]
+        return np.concatenate([ring, [[0.0, 0.0, h]]])
     if isinstance(shape, (Sphere, Capsule)):
         h = 0.5 * shape.length if isinstance(shape, Capsule) else 0.0
         return np.array([[0.0, 0.0, -h], [0.0, 0.0, h]])
@@ -73,15 +80,12 @@ def bounding_capsule(shape) -> tuple[np.ndarray, np.ndarray, float]:
     axis = np.linalg.svd(v - c)[2][0] if len(v) > 1 else np.array([0.0, 0.0, 1.0])
     t = (v - c) @ axis
     lo, hi = float(t.min()), float(t.max())
-    best = None
-    for s in np.linspace(0.0, 0.5, 51):
-        a, b = lo + s * (hi - lo), hi - s * (hi - lo)
-        r = float(np.linalg.norm((v - c) - np.clip(t, a, b)[:, None] * axis, axis=1).max())
-        vol = np.pi * r * r * (b - a) + 4.0 / 3.0 * np.pi * r**3
-        if best is None or vol < best[0]:
-            best = (vol, c + a * axis, c + b * axis, r)
-    _, p0, p1, r = best
-    return p0, p1, r + sweep
+    s = np.linspace(0.0, 0.5, 51)[:, None]  # the 51 candidate segments at once
+    a, b = lo + s * (hi - lo), hi - s * (hi - lo)
+    r = np.linalg.norm((v - c) - np.clip(t, a, b)[..., None] * axis, axis=2).max(axis=1)
+    vol = np.pi * r * r * (b[:, 0] - a[:, 0]) + 4.0 / 3.0 * np.pi * r**3
+    i = int(np.argmin(vol))  # the first of equal volumes, as a scan would keep
+    return c + float(a[i, 0]) * axis, c + float(b[i, 0]) * axis, float(r[i]) + sweep
 
 
 def _segment_distances(p, a, b):
@@ -135,6 +139,24 @@ def _distances_to_hull(S: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.where(inside, 0.0, d)
 
 
+def _farther_after_adding(S: np.ndarray, v: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Each point's distance to conv(S) (v (n, 3), S's last point just added), from `d`, its
+    distance to the hull before: the hull of more points holds the old one, so a point
+    outside the new hull has its nearest point on a face kept from the old hull (at the old
+    distance) or on a new face, all of which touch the added point; a point inside is at 0.
+    Only the new faces are measured (a few, where `_distances_to_hull` measured all)."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    try:
+        h = ConvexHull(S)
+    except QhullError:  # still flat: measure it whole
+        return _distances_to_hull(S, v)
+    new = h.simplices[(h.simplices == len(S) - 1).any(axis=1)]
+    out = np.minimum(d, _triangle_distances(v, S[new])) if len(new) else d.copy()
+    inside = (v @ h.equations[:, :3].T + h.equations[:, 3] <= 0.0).all(axis=1)
+    return np.where(inside, 0.0, out)
+
+
 def outer_hull(shape, k: int = OUTER_POINTS):
     """A shape containing `shape` with a hull of at most k points (module doc): greedy, from
     the extreme points along the principal axes, each step adding the hull vertex farthest
@@ -152,7 +174,7 @@ def outer_hull(shape, k: int = OUTER_POINTS):
     d = _distances_to_hull(v[idx], v)
     while len(idx) < k:
         idx.append(int(d.argmax()))
-        d = _distances_to_hull(v[idx], v)
+        d = _farther_after_adding(v[idx], v, d)
     return Convex(v[idx], float(d.max()) + shape.radius)
 
 
@@ -171,7 +193,39 @@ def _capsule_pose(p0, p1) -> np.ndarray:
     return T
 
 
-def _outer_hulls(pieces, cache_file):
+_OUTER: dict = {}  # {shape: its outer hull}: a robot with an object attached shares the rest
+_CAPSULES: dict = {}  # {shape: (its bounding Capsule, T_piece_capsule)}, the same way
+
+
+def _known_outer(shape):
+    """`outer_hull(shape)` when known without computing it, else None."""
+    if not isinstance(shape, Convex) or len(shape.hull.vertices) <= OUTER_POINTS:
+        return shape
+    return _OUTER.get(shape)
+
+
+def _compute_outer_hulls(pieces, label: str) -> list:
+    """`outer_hull` of each piece, reported as a one-time build, a step per link
+    (robot/progress.py: announced on stderr when it runs over 2 s; a dense robot's
+    pieces of ~1,000 vertices take ~0.1 s each)."""
+    links: dict[str, list[int]] = {}
+    for i, p in enumerate(pieces):
+        links.setdefault(p.link, []).append(i)
+    outer = [_known_outer(p.shape) for p in pieces]
+    todo = {k: [i for i in idx if outer[i] is None] for k, idx in links.items()}
+    todo = {k: idx for k, idx in todo.items() if idx}
+    if not todo:
+        return outer
+    desc = f"outer hulls of {label!r} ({sum(map(len, todo.values()))} pieces)"
+    with Progress(None, len(todo), desc, log) as prog:
+        for link, idx in todo.items():
+            prog.step(f"link {link!r}: {len(idx)} pieces")
+            for i in idx:
+                outer[i] = _OUTER[pieces[i].shape] = outer_hull(pieces[i].shape)
+    return outer
+
+
+def _outer_hulls(pieces, cache_file, label: str = "robot"):
     """`outer_hull` of each piece, read from `cache_file` (an .npz of the hulls' points and
     radii) when it holds them, else computed (0.5 s for the Panda) and written there."""
     if cache_file is not None and cache_file.is_file():
@@ -180,13 +234,17 @@ def _outer_hulls(pieces, cache_file):
                 counts, points, radii = z["counts"], z["points"], z["radii"]
             if len(counts) == len(pieces) and counts.sum() == len(points):
                 ends = np.concatenate([[0], np.cumsum(counts)])
-                return [
+                outer = [
                     p.shape if counts[i] == 0 else Convex(points[ends[i] : ends[i + 1]], radii[i])
                     for i, p in enumerate(pieces)
                 ]
+                for i, p in enumerate(pieces):
+                    if counts[i] > 0:
+                        _OUTER[p.shape] = outer[i]
+                return outer
         except (OSError, ValueError, KeyError) as e:
             log.warning("ignoring the unreadable outer-hull cache %s (%s)", cache_file, e)
-    outer = [outer_hull(p.shape) for p in pieces]
+    outer = _compute_outer_hulls(pieces, label)
     if cache_file is not None:
         counts, points, radii = [], [np.zeros((0, 3))], []
         for o, p in zip(outer, pieces, strict=True):
@@ -201,12 +259,17 @@ def _outer_hulls(pieces, cache_file):
     return outer
 
 
-def piece_bounds(pieces, cache_file=None) -> tuple:
+def piece_bounds(pieces, cache_file=None, label: str = "robot") -> tuple:
     """(outer ShapeTable, capsule ShapeTable, T_piece_capsule (n, 4, 4)) of a robot's pieces:
     shape i of each table bounds piece i. The outer hulls go through `cache_file` (None: no
-    cache)."""
-    caps = [bounding_capsule(p.shape) for p in pieces]
-    outer = shape_table(_outer_hulls(pieces, cache_file))
-    capsules = shape_table([Capsule(r, float(np.linalg.norm(b - a))) for a, b, r in caps])
-    poses = np.ascontiguousarray([_capsule_pose(a, b) for a, b, _ in caps], np.float64)
+    cache); `label` names the robot when their build is announced."""
+    caps = []
+    for p in pieces:  # each shape's capsule once per process (as its outer hull)
+        if p.shape not in _CAPSULES:
+            a, b, r = bounding_capsule(p.shape)
+            _CAPSULES[p.shape] = (Capsule(r, float(np.linalg.norm(b - a))), _capsule_pose(a, b))
+        caps.append(_CAPSULES[p.shape])
+    outer = shape_table(_outer_hulls(pieces, cache_file, label))
+    capsules = shape_table([c for c, _ in caps])
+    poses = np.ascontiguousarray([T for _, T in caps], np.float64)
     return outer, capsules, poses.reshape(-1, 4, 4)

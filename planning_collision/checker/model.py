@@ -70,7 +70,7 @@ def _bounds(robot):
     key = robot.geometry_key
     if key not in _BOUNDS:
         f = derived_cache_file(robot, f"outer-{key}-{OUTER_POINTS}.npz")
-        _BOUNDS[key] = piece_bounds(robot.pieces, f)
+        _BOUNDS[key] = piece_bounds(robot.pieces, f, robot.name)
     return _BOUNDS[key]
 
 
@@ -117,11 +117,12 @@ def robot_part(robot, self_collision: bool, tables: bool = True, rigid: bool = T
     motion-bound rows, bounding capsules and hulls, address rows). The robot's version is
     read before what it stamps: a part built while the ACM is edited carries the older
     version, and the checker builds it again."""
-    key = (robot.version, bool(self_collision), bool(tables), bool(rigid))
+    view = robot.pinned()  # one state throughout, whatever attach runs meanwhile
+    key = (view.version, bool(self_collision), bool(tables), bool(rigid))
     with _PARTS_LOCK:
         part = _PARTS.get(robot, {}).get(key)
     if part is None:
-        part = _build_robot_part(robot, key[0], *key[1:])
+        part = _build_robot_part(view, key[0], *key[1:])
         with _PARTS_LOCK:
             parts = {k: p for k, p in _PARTS.get(robot, {}).items() if k[0] == key[0]}
             parts[key] = part  # parts of an older ACM version are dropped
@@ -136,12 +137,51 @@ def has_robot_part(robot, self_collision: bool, tables: bool, rigid: bool) -> bo
         return key in _PARTS.get(robot, {})
 
 
+def _pairs(bodies, self_collision: bool) -> np.ndarray:
+    """(k, 2) int32 the checked self pairs of `bodies` (none without self_collision)."""
+    pairs = bodies.self_collision_pairs() if self_collision else np.zeros((0, 2), np.int32)
+    return np.ascontiguousarray(pairs, np.int32).reshape(-1, 2)
+
+
+def _members(bodies, anchor: int) -> tuple:
+    """The links of the body anchored at `anchor` (a link's own name for a plain robot)."""
+    members = getattr(bodies, "members", None)
+    return members[int(anchor)] if members is not None else (bodies.link_names[int(anchor)],)
+
+
+def _tables(robot, bodies, pairs, n_links: int, rigid: bool) -> dict:
+    """The self-pair table fields of `pairs` of `bodies` (the checker's view of `robot`).
+    With objects attached (robot/attached.py), the tables are the robot's without them:
+    a pair of the URDF's bodies, made of the same links, has the same geometry and
+    kinematics with an object held or not (rigid bodies give attached objects bodies of
+    their own), so an attach builds no table (a new grasp would otherwise build ~0.5 s of
+    tables and keep them); pairs with an attached object have none (checked on their
+    geometry at each query)."""
+    if not getattr(robot, "attached", None):
+        return pair_tables(bodies, pairs, n_links, pair_distances)
+    bare = robot.without_attached()
+    base = rigid_bodies(bare) if rigid else bare
+    base_pairs = np.ascontiguousarray(base.self_collision_pairs(), np.int32).reshape(-1, 2)
+    got = pair_tables(base, base_pairs, len(base.collision_links), pair_distances)
+    out = no_tables(pairs)
+    index = {(int(a), int(b)): j for j, (a, b) in enumerate(base_pairs)}
+    for j, (a, b) in enumerate(pairs):
+        k = index.get((int(a), int(b)))
+        if k is None or any(_members(bodies, x) != _members(base, x) for x in (a, b)):
+            continue
+        for f in ("pt_q", "pt_lo", "pt_w", "pt_n", "pt_start", "pt_min"):
+            out[f][j] = got[f][k]
+    out["pt_lb"] = got["pt_lb"]
+    return out
+
+
 def _build_robot_part(robot, version: int, self_collision: bool, tables: bool, rigid: bool):
-    robot = rigid_bodies(robot) if rigid else robot
+    bodies = rigid_bodies(robot) if rigid else robot
+    links = np.asarray(bodies.collision_links, np.int32)
+    pairs = _pairs(bodies, self_collision)
+    pt = _tables(robot, bodies, pairs, links.size, rigid) if tables else no_tables(pairs)
+    robot = bodies
     c = robot.collision
-    links = np.asarray(robot.collision_links, np.int32)
-    pairs = robot.self_collision_pairs() if self_collision else np.zeros((0, 2), np.int32)
-    pairs = np.ascontiguousarray(pairs, np.int32).reshape(-1, 2)
     R = np.concatenate([robot.motion_bound_R, robot.pair_speed_rows(pairs)])
     limited = (~np.asarray(robot.continuous, bool)).astype(np.int32)
     outer, caps, cap_pose = _bounds(robot)
@@ -149,7 +189,6 @@ def _build_robot_part(robot, version: int, self_collision: bool, tables: bool, r
     cap_p0 = np.ascontiguousarray(cap_pose[:, :3, 3] - h)
     cap_p1 = np.ascontiguousarray(cap_pose[:, :3, 3] + h)
     sphere_c, sphere_r, term_start, term, term_w = _local_bounds(robot, links, pairs)
-    pt = pair_tables(robot, pairs, links.size, pair_distances) if tables else no_tables(pairs)
     check_robot = CheckRobot(
         model=_posed_links(robot.model, links),
         tab=c.table,

@@ -3,19 +3,22 @@ bounds, and the runtime `Robot` (robot/robot.py says how they fit together)."""
 
 from ..kernels.fk import RobotModel
 from .acm import AllowedCollisionMatrix
+from .attached import AttachedObject
 from .convexify import convexify_mesh, decompose_mesh
 from .geometry import GEOMETRY_VERSION, CollisionModel, LinkPiece
 from .kinematics import KinematicTree
-from .robot import Robot
+from .robot import Robot, RobotState
 
 __all__ = [
     "GEOMETRY_VERSION",
     "AllowedCollisionMatrix",
+    "AttachedObject",
     "CollisionModel",
     "KinematicTree",
     "LinkPiece",
     "Robot",
     "RobotModel",
+    "RobotState",
     "convexify_mesh",
     "decompose_mesh",
 ]

@@ -19,8 +19,15 @@ __all__ = ["LinkBodies"]
 class LinkBodies:
     """The geometry methods of a robot's checked bodies (module doc)."""
 
+    def pinned(self):
+        """The bodies as they are now (a `Robot` overrides it: an attach replaces its links
+        and pieces at once, robot/robot.py); a method that reads several of them in turn
+        reads them from one pinned view."""
+        return self
+
     def piece_poses(self, q) -> npt.NDArray[np.float64]:
         """(n_pieces, 4, 4) world pose of every collision piece."""
+        self = self.pinned()
         T = self.fk_array(q)
         out = np.empty((len(self.pieces), 4, 4))
         piece_poses(T, self.collision.piece_link, self.collision.piece_pose, out)
@@ -29,6 +36,7 @@ class LinkBodies:
     def link_aabbs(self, q) -> npt.NDArray[np.float64]:
         """(n_links, 2, 3) world AABB (lo, hi) of each link's collision model at q, as the
         engine bounds its pieces (NaN rows for links without geometry)."""
+        self = self.pinned()
         block = convex_block_from_table(self.collision.table, self.piece_poses(q))
         out = np.full((len(self.link_names), 2, 3), np.nan)
         for li in self.collision_links:

@@ -47,6 +47,7 @@ import numpy as np
 
 from ..kernels.containment import triangle_piece_violation
 from ..kernels.tolerances import CONTAIN_TOL
+from .vhacd import convex_decomposition
 
 __all__ = [
     "COVER_TOL",
@@ -79,6 +80,9 @@ MAX_DEPTH = 8
 COVER_TOL = 0.1 * CONTAIN_TOL
 # Rounds of growing pieces before giving up (1 in exact arithmetic; see the docstring).
 _MAX_ROUNDS = 6
+# Triangles per containment scan between two progress notes (a dense link's scans take
+# seconds: ~0.5 s per chunk against a 1,000-vertex piece).
+CHUNK = 16384
 
 
 class MeshPieces(NamedTuple):
@@ -148,10 +152,22 @@ def _plane_table(pieces: list) -> tuple[np.ndarray, np.ndarray]:
     return planes, start
 
 
-def _least_violated(tris: np.ndarray, table, tol: float) -> tuple[np.ndarray, np.ndarray]:
-    best = np.empty(len(tris))
-    arg = np.empty(len(tris), np.int64)
-    triangle_piece_violation(np.ascontiguousarray(tris), table[0], table[1], tol, best, arg)
+def _least_violated(
+    tris: np.ndarray, table, tol: float, hint=None, note=None, what: str = "tiles"
+) -> tuple[np.ndarray, np.ndarray]:
+    """`triangle_piece_violation` of `tris` (m, 3, 3) in chunks of `CHUNK`, `note`(message)
+    called after each chunk but the last (a progress report inside a link's build);
+    `hint` (m,) the piece to try first per triangle (-1: the previous triangle's)."""
+    m = len(tris)
+    tris = np.ascontiguousarray(tris, np.float64)
+    hint = np.full(m, -1, np.int64) if hint is None else np.ascontiguousarray(hint, np.int64)
+    best = np.empty(m)
+    arg = np.empty(m, np.int64)
+    for s in range(0, m, CHUNK):
+        e = min(m, s + CHUNK)
+        triangle_piece_violation(tris[s:e], table[0], table[1], tol, hint[s:e], best[s:e], arg[s:e])
+        if note is not None and e < m:
+            note(f"{what}: {e:,} of {m:,} scanned")
     return best, arg
 
 
@@ -163,40 +179,72 @@ def _split4(t: np.ndarray) -> np.ndarray:
     return np.concatenate([np.stack(k, axis=1) for k in kids])
 
 
-def surface_tiles(
-    pieces: list, tris: np.ndarray, grow_tol: float, split_len: float, max_depth: int = MAX_DEPTH
-) -> np.ndarray:
-    """(q, 3, 3) tiles of the triangles `tris` (m, 3, 3): each triangle within `grow_tol` of
-    one of `pieces`, with its longest edge at most `split_len`, or split `max_depth` times
-    is a tile; any other is replaced by its four midpoint children."""
+def _tiles(pieces, tris, grow_tol, split_len, max_depth, note):
+    """`surface_tiles` and, per tile, the piece it was found within `grow_tol` of (else
+    the least violated one, -1 when none)."""
     table = _plane_table(pieces)
-    out = []
+    out, found = [], []
     cur = np.ascontiguousarray(tris, np.float64).reshape(-1, 3, 3)
+    hint = np.full(len(cur), -1, np.int64)
     for depth in range(max_depth + 1):
-        best, _ = _least_violated(cur, table, grow_tol)
+        what = "surface tiles" + (f" (split {depth} times)" if depth else "")
+        best, arg = _least_violated(cur, table, grow_tol, hint, note, what)
         edge = np.linalg.norm(cur - cur[:, [1, 2, 0]], axis=2).max(axis=1)
         tile = (best <= grow_tol) | (edge <= split_len) | (depth == max_depth)
         out.append(cur[tile])
+        found.append(arg[tile])
         cur = _split4(cur[~tile])
+        hint = np.tile(arg[~tile], 4)  # a child starts where its parent was nearest
         if not len(cur):
             break
-    return np.concatenate(out)
+        if note is not None:
+            note(f"{what}: {int(tile.sum()):,} tiles, {len(cur):,} more to scan")
+    return np.concatenate(out), np.concatenate(found)
 
 
-def cover_surface(pieces: list, tiles: np.ndarray) -> list:
+def surface_tiles(
+    pieces: list,
+    tris: np.ndarray,
+    grow_tol: float,
+    split_len: float,
+    max_depth: int = MAX_DEPTH,
+    note=None,
+) -> np.ndarray:
+    """(q, 3, 3) tiles of the triangles `tris` (m, 3, 3): each triangle within `grow_tol` of
+    one of `pieces`, with its longest edge at most `split_len`, or split `max_depth` times
+    is a tile; any other is replaced by its four midpoint children. `note`(message): told
+    how the scan goes, every `CHUNK` triangles (a build's progress)."""
+    return _tiles(pieces, tris, grow_tol, split_len, max_depth, note)[0]
+
+
+def cover_surface(pieces: list, tiles: np.ndarray, hint=None, note=None) -> list:
     """`pieces` grown until every tile (q, 3, 3) lies inside one of them: each tile outside
-    all pieces adds its vertices to the piece it violates least. Raises RuntimeError if
-    round-off keeps a tile out after `_MAX_ROUNDS` rounds (not seen in practice)."""
+    all pieces adds its vertices to the piece it violates least. A round scans only the
+    tiles the last one left outside: pieces only grow, so a tile inside stays inside (the
+    hull of more points holds the old hull exactly; qhull's round-off, ~1e-16 m, is far
+    below the margin between `COVER_TOL` and `CONTAIN_TOL`). `hint` (q,): the piece to
+    try first per tile; `note` as in `surface_tiles`. Raises RuntimeError if round-off
+    keeps a tile out after `_MAX_ROUNDS` rounds (not seen in practice)."""
     pieces = list(pieces)
-    for _ in range(_MAX_ROUNDS):
-        best, arg = _least_violated(tiles, _plane_table(pieces), COVER_TOL)
+    check = np.arange(len(tiles))  # the tiles not yet found inside a piece
+    hint = np.full(len(tiles), -1, np.int64) if hint is None else np.array(hint, np.int64)
+    for r in range(_MAX_ROUNDS):
+        what = f"surface cover, round {r + 1}"
+        best, arg = _least_violated(
+            tiles[check], _plane_table(pieces), COVER_TOL, hint[check], note, what
+        )
         out = best > COVER_TOL
         if not out.any():
             return pieces
         arg = np.where(arg < 0, 0, arg)  # no piece with planes at all: grow the first
+        grow = tiles[check[out]]
         for k in np.unique(arg[out]):
-            add = tiles[out & (arg == k)].reshape(-1, 3)
+            add = grow[arg[out] == k].reshape(-1, 3)
             pieces[k] = hull_vertices(np.concatenate([pieces[k], add]))
+        check = check[out]
+        hint[check] = arg[out]  # where it went: the piece to try first next round
+        if note is not None:
+            note(f"{what}: {len(check):,} tiles grew {len(np.unique(arg[out]))} pieces")
     raise RuntimeError(
         f"surface cover: {int(out.sum())} tiles still outside every piece after "
         f"{_MAX_ROUNDS} rounds (worst {float(best.max()):.3g} m)"
@@ -237,10 +285,11 @@ def _volume(mesh) -> float:
         return abs(float(mesh.volume))
 
 
-def _component_pieces(comp, mesh_volume: float, hull_ratio: float, max_pieces: int) -> list:
-    """Steps 1 and 2 for one connected component (a trimesh.Trimesh)."""
-    import trimesh
-
+def _component_pieces(
+    comp, mesh_volume: float, hull_ratio: float, max_pieces: int, note=None
+) -> list:
+    """Steps 1 and 2 for one connected component (a trimesh.Trimesh); `note`(message) is
+    told before V-HACD runs."""
     v = np.asarray(comp.vertices, float)
     hv = hull_volume(v)
     cv = _volume(comp) if comp.is_watertight else 0.0
@@ -249,14 +298,14 @@ def _component_pieces(comp, mesh_volume: float, hull_ratio: float, max_pieces: i
     small = hv <= SMALL_COMPONENT * mesh_volume
     if hv == 0.0 or cv == 0.0 or small or hv <= hull_ratio * cv:
         return [hull_vertices(v)]
+    if note is not None:
+        note(f"V-HACD of {len(comp.faces):,} triangles (at most {max_pieces} pieces)")
     try:
-        parts = comp.convex_decomposition(maxConvexHulls=max_pieces)
+        parts = convex_decomposition(comp, max_pieces)
     except ImportError as e:
         raise ImportError(
             "decomposing a non-convex link mesh needs V-HACD: pip install vhacdx"
         ) from e
-    if isinstance(parts, trimesh.Trimesh):
-        parts = [parts]
     cand = [hull_vertices(np.asarray(p.vertices, float)) for p in parts if len(p.vertices) >= 4]
     if not cand:
         return [hull_vertices(v)]
@@ -264,26 +313,43 @@ def _component_pieces(comp, mesh_volume: float, hull_ratio: float, max_pieces: i
 
 
 def decompose_mesh(
-    vertices, faces, hull_ratio: float = 1.1, max_pieces: int = 12, cover: bool = True
+    vertices,
+    faces,
+    hull_ratio: float = 1.1,
+    max_pieces: int = 12,
+    cover: bool = True,
+    note=None,
 ) -> MeshPieces:
     """Convex pieces holding the mesh (vertices (n, 3), faces (m, 3) int), as the module
     docstring says; ``cover=False`` stops after the vertex repair (then ``pieces`` is
-    ``vertex_pieces``)."""
+    ``vertex_pieces``). `note`: None or a callable(message) told where the build is, before
+    each V-HACD run and every `CHUNK` triangles of the containment scans (robot/geometry.py
+    turns it into progress within a link)."""
     import trimesh
 
+    note = note if note is not None else (lambda message: None)
     v_in = np.asarray(vertices, np.float64).reshape(-1, 3)
     f_in = np.asarray(faces, np.int64).reshape(-1, 3)
     mesh = trimesh.Trimesh(v_in, f_in, process=True)
     mesh_volume = _volume(mesh) if mesh.is_watertight else hull_volume(mesh.vertices)
     pieces = []
-    for comp in mesh.split(only_watertight=False):
-        pieces.extend(_component_pieces(comp, mesh_volume, hull_ratio, max_pieces))
+    comps = mesh.split(only_watertight=False)
+    for i, comp in enumerate(comps):
+        where = f"component {i + 1} of {len(comps)}: " if len(comps) > 1 else ""
+        pieces.extend(
+            _component_pieces(
+                comp, mesh_volume, hull_ratio, max_pieces, lambda m, w=where: note(w + m)
+            )
+        )
     vertex_pieces = list(pieces)
     if not cover or not len(f_in):
         return MeshPieces(vertex_pieces, vertex_pieces, mesh_volume, len(f_in))
     size = float(np.linalg.norm(v_in.max(axis=0) - v_in.min(axis=0)))
-    tiles = surface_tiles(pieces, v_in[f_in], GROW_REL * size, SPLIT_REL * size)
-    return MeshPieces(cover_surface(pieces, tiles), vertex_pieces, mesh_volume, len(tiles))
+    note(f"surface tiles of {len(f_in):,} triangles")
+    tiles, found = _tiles(pieces, v_in[f_in], GROW_REL * size, SPLIT_REL * size, MAX_DEPTH, note)
+    note(f"surface cover of {len(tiles):,} tiles")
+    pieces = cover_surface(pieces, tiles, found, note)
+    return MeshPieces(pieces, vertex_pieces, mesh_volume, len(tiles))
 
 
 def convexify_mesh(vertices, faces, hull_ratio: float = 1.1, max_pieces: int = 12):

@@ -120,8 +120,10 @@ def _primitive(c) -> Shape:
     return Sphere(c.size[0])
 
 
-def _link_pieces(data: URDFData, lk, hull_ratio: float, max_pieces: int):
-    """(pieces of link `lk`, its report row)."""
+def _link_pieces(data: URDFData, lk, hull_ratio: float, max_pieces: int, memo: dict, note):
+    """(pieces of link `lk`, its report row). `memo`: {(mesh file, scale): MeshPieces} of
+    the meshes this build has decomposed (a robot often uses one mesh several times: the
+    SO-101's servo six times); `note`(message): progress within the link."""
     pieces: list[LinkPiece] = []
     mesh_vol = model_vol = vertex_vol = 0.0
     has_mesh = False
@@ -133,8 +135,14 @@ def _link_pieces(data: URDFData, lk, hull_ratio: float, max_pieces: int):
             mesh_vol, model_vol, vertex_vol = mesh_vol + vol, model_vol + vol, vertex_vol + vol
             continue
         has_mesh = True
-        v, f = read_collision_mesh(data, lk.name, c)
-        got = decompose_mesh(v, f, hull_ratio, max_pieces)
+        key = (str(c.filename), tuple(float(x) for x in c.scale))
+        got = memo.get(key)
+        if got is None:
+            v, f = read_collision_mesh(data, lk.name, c)
+            name = Path(c.filename).name
+            got = memo[key] = decompose_mesh(
+                v, f, hull_ratio, max_pieces, note=lambda m, n=name: note(f"{n}: {m}")
+            )
         mesh_vol += got.mesh_volume
         vertex_vol += pieces_volume(got.vertex_pieces)
         for p in got.pieces:
@@ -161,20 +169,26 @@ def build_link_geometry(
     """(pieces: list[LinkPiece], report: {link: {"mesh_volume", "model_volume", "has_mesh",
     "vertex_model_volume"}}). ``vertex_model_volume`` is what the model would be with the
     vertex repair alone (robot/convexify.py): ``model_volume`` minus it is what containing
-    the whole surface added. `progress`: see robot/progress.py (one step per link);
-    `label` names the robot in progress messages (default: the URDF's name)."""
+    the whole surface added. `progress`: see robot/progress.py (one step per link, and
+    notes within a link: each V-HACD run and every `convexify.CHUNK` triangles scanned);
+    `label` names the robot in progress messages (default: the URDF's name). A mesh file
+    used several times (at one scale) is decomposed once."""
     pieces: list[LinkPiece] = []
     report: dict[str, dict] = {}
     links = [lk for lk in data.links.values() if lk.collisions]
     t0 = time.perf_counter()
     desc = f"link models of {(label or data.name)!r}"
+    memo: dict = {}
     with Progress(progress, len(links), desc, log) as prog:
         for lk in links:
             kinds = [c.kind for c in lk.collisions]
             n_mesh = kinds.count("mesh")
             what = f"{n_mesh} mesh(es) to convexify" if n_mesh else "primitives"
             prog.step(f"link {lk.name!r}: {what}")
-            got, report[lk.name] = _link_pieces(data, lk, hull_ratio, max_pieces)
+            got, report[lk.name] = _link_pieces(
+                data, lk, hull_ratio, max_pieces, memo,
+                lambda m, n=lk.name: prog.note(f"link {n!r}: {m}"),
+            )  # fmt: skip
             pieces.extend(got)
         prog.summary = (
             f"{len(links)} links, {len(pieces)} pieces in {time.perf_counter() - t0:.1f} s"

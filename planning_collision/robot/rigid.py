@@ -159,8 +159,11 @@ def rigid_bodies(robot):
         checked.setdefault(b, set()).add(a)
     anchor = np.full(len(roots), -1)
     first: dict[tuple, int] = {}
+    # an attached object (robot/attached.py) is a body of its own: the others stay the
+    # bodies of the robot without it (the checker reuses their self-pair tables)
+    held = {robot.link_index[n] for n in getattr(robot, "attached", ())}
     for li in robot.collision_links:  # in index order: a body's first link is its anchor
-        key = (int(roots[li]), frozenset(checked.get(int(li), ())))
+        key = (int(roots[li]), frozenset(checked.get(int(li), ())), li if li in held else -1)
         anchor[li] = first.setdefault(key, int(li))
     if len(first) == len(robot.collision_links):
         return robot

@@ -12,6 +12,9 @@
     robot.joint_names, robot.lower, robot.upper, robot.dof
     poses = robot.fk(np.zeros(robot.dof))               # {link name: 4x4 T_world_link}
     mu = robot.motion_bounds(q0, q1)                    # (n_collision_links,) metres per unit t
+    robot.attach("box", "panda_hand", pc.Box((0.04, 0.04, 0.1)), T_hand_box,
+                 touch_links=["panda_leftfinger", "panda_rightfinger"])  # held: a link now
+    robot.detach("box")
 
     # the flat form a checker uses: arrays only, numba-ready
     robot.model        # RobotModel: parent, jtype, axis, origin, qidx, mult, offset, lower, upper
@@ -24,12 +27,16 @@ allowed-collision matrix (adjacent pairs, ``acm=``, an SRDF, MoveIt-style sampli
 neither list is given), `bounds` the motion-bound tables. Link models and sampled ACMs are
 cached on disk (`cache`: the per-user directory unless ``cache_dir`` says otherwise); long
 builds report progress (`progress`). A `Robot` is a model: no query writes in it. Its
-`version` changes when its ACM is edited, so a checker built on it can tell it is stale.
+`version` changes when its ACM is edited or an object is attached or detached (`attached`:
+the object becomes a virtual link; `attach` and `detach` replace the whole `RobotState` at
+once), so a checker built on it can tell it is stale.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import threading
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +46,7 @@ from ..io.srdf import read_srdf
 from ..io.urdf import read_urdf
 from ..kernels.fk import RobotModel, fk, fk_batch
 from ..kernels.robot_batch import count_link_pair_collisions
+from ..stamps import announce
 from ..workspace import Workspace, thread_workspace
 from .acm import (
     ACM_SAMPLES,
@@ -48,14 +56,58 @@ from .acm import (
     cached_sample_acm,
     sample_acm,
 )
+from .attached import AttachedObject, attached_object, extend_tree, object_key, object_pieces
 from .bodies import LinkBodies
 from .bounds import MotionBoundTables
 from .geometry import CollisionModel, collision_model, link_radii, load_link_geometry
-from .kinematics import build_tree
+from .kinematics import KinematicTree, build_tree
 
-__all__ = ["Robot", "RobotModel", "CollisionModel"]
+__all__ = ["Robot", "RobotModel", "RobotState", "CollisionModel"]
 
 log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RobotState:
+    """What `Robot.attach` and `Robot.detach` replace at once: the kinematic tree, the
+    collision pieces and everything derived from them, and the allowed-collision matrix
+    (over the links then present). A call that reads it once (`Robot.pinned`) never sees
+    half an attach."""
+
+    tree: KinematicTree
+    pieces: list
+    collision: CollisionModel
+    collision_links: npt.NDArray[np.int32]
+    link_radius: npt.NDArray[np.float64]
+    bounds: MotionBoundTables
+    geometry_key: str
+    acm: AllowedCollisionMatrix
+    attached: tuple  # of AttachedObject, in attach order (their links' order)
+
+
+def _writeable_f64(a, shape: tuple) -> bool:
+    """Whether `a` is a writeable C-contiguous float64 array of this shape (an `out=`)."""
+    return (
+        isinstance(a, np.ndarray)
+        and a.shape == shape
+        and a.dtype == np.float64
+        and a.flags.c_contiguous
+        and a.flags.writeable
+    )
+
+
+def _link_geometry(tree: KinematicTree, pieces: list) -> dict:
+    """The RobotState fields derived from the tree and the pieces (sorted by link)."""
+    n_links = len(tree.link_names)
+    collision = collision_model(pieces, n_links, tree.link_index)
+    links = np.flatnonzero(np.diff(collision.link_start) > 0).astype(np.int32)
+    radius = link_radii(collision, n_links)
+    return {
+        "collision": collision,
+        "collision_links": links,
+        "link_radius": radius,
+        "bounds": MotionBoundTables(tree.model, radius, links, tree.dof),
+    }
 
 
 class Robot(LinkBodies):
@@ -128,9 +180,12 @@ class Robot(LinkBodies):
             `srdf` is given. With ``False`` and neither, the ACM holds only adjacent pairs:
             a warning says so and `acm_is_adjacent_only` is True.
         progress : None, False or callable(done, total, message)
-            Progress of long builds (link decomposition, ACM sampling): None shows a tqdm
-            bar when tqdm is installed and stderr is a terminal; every step is also logged
-            at INFO (robot/progress.py). Cached loads are quiet.
+            Progress of long builds (link decomposition, ACM sampling), a step per link
+            and notes within it (each V-HACD run, every 16,384 triangles scanned): None
+            shows a tqdm bar when tqdm is installed and stderr is a terminal, else says on
+            stderr where the build is, as compiles are announced (after 2 s, then every
+            7 s); every step is also logged at INFO (robot/progress.py). Cached loads are
+            quiet.
         """
         data = read_urdf(path, package_dirs)
         tree = build_tree(
@@ -143,20 +198,14 @@ class Robot(LinkBodies):
         self = object.__new__(cls)
         self.name = name or data.name
         self.urdf_path = data.path
-        self.tree = tree
-        self.pieces = pieces
         self.volume_report = report
-        self.geometry_key = key
         self.cache_dir = cache_dir  # as given: also where derived tables are cached
-        n_links = len(tree.link_names)
-        self.collision = collision_model(pieces, n_links, tree.link_index)
-        has_geometry = np.diff(self.collision.link_start) > 0
-        self.collision_links = np.flatnonzero(has_geometry).astype(np.int32)
-        self.link_radius = link_radii(self.collision, n_links)
-        self.bounds = MotionBoundTables(
-            tree.model, self.link_radius, self.collision_links, tree.dof
-        )
-        self._init_acm(acm, srdf, srdf_strict, has_geometry)
+        self._lock = threading.RLock()  # attach, detach and ACM edits, one at a time
+        self._convexify = (hull_ratio, max_pieces)  # for attached meshes
+        geo = _link_geometry(tree, pieces)
+        acm_matrix = self._initial_acm(tree, acm, srdf, srdf_strict, geo["collision"])
+        state = RobotState(tree, pieces, **geo, geometry_key=key, acm=acm_matrix, attached=())
+        self._base = self._state = state  # the URDF's robot; attach and detach build on it
         if compute_acm is None:
             compute_acm = acm is None and srdf is None
         if compute_acm:
@@ -179,22 +228,157 @@ class Robot(LinkBodies):
                 len(self.self_collision_pairs()),
             )
 
-    def _init_acm(self, acm, srdf, srdf_strict, has_geometry) -> None:
+    def _initial_acm(self, tree, acm, srdf, srdf_strict, collision) -> AllowedCollisionMatrix:
         """The ACM from `acm` entries, the SRDF's disabled pairs and adjacency."""
-        tree = self.tree
-        self.acm = AllowedCollisionMatrix(tree.link_names, acm or ())
+        has_geometry = np.diff(collision.link_start) > 0
+        matrix = AllowedCollisionMatrix(tree.link_names, acm or ())
         self._acm_sources = ["adjacent"]
         if acm is not None:
-            self._acm_sources.append(f"acm= ({len(self.acm)} pairs)")
+            self._acm_sources.append(f"acm= ({len(matrix)} pairs)")
         if srdf is not None:
             rec = read_srdf(srdf, tree.link_names, strict=srdf_strict)
             for d in rec.disabled_collisions:
-                self.acm.allow(d.link1, d.link2, d.reason.lower() or "srdf")
+                matrix.allow(d.link1, d.link2, d.reason.lower() or "srdf")
             n = len(rec.disabled_collisions)
             skipped = f", {len(rec.skipped)} skipped" if rec.skipped else ""
             self._acm_sources.append(f"srdf {rec.path.name} ({n} pairs{skipped})")
         for a, b in adjacent_pairs(tree.model.parent, has_geometry):
-            self.acm.allow(tree.link_names[a], tree.link_names[b], "adjacent")
+            matrix.allow(tree.link_names[a], tree.link_names[b], "adjacent")
+        return matrix
+
+    # ---- the state attach and detach replace (RobotState) --------------------------------
+
+    tree = property(lambda self: self._state.tree, doc="the kinematic tree (KinematicTree)")
+    pieces = property(lambda self: self._state.pieces, doc="collision pieces, sorted by link")
+    collision = property(lambda self: self._state.collision, doc="the pieces, flat")
+    collision_links = property(
+        lambda self: self._state.collision_links, doc="(k,) int32 links with geometry"
+    )
+    link_radius = property(lambda self: self._state.link_radius, doc="(n_links,) ball radii")
+    bounds = property(lambda self: self._state.bounds, doc="motion-bound tables")
+    geometry_key = property(
+        lambda self: self._state.geometry_key, doc="what the geometry was built from (a key)"
+    )
+    acm = property(lambda self: self._state.acm, doc="the AllowedCollisionMatrix")
+
+    def pinned(self) -> Robot:
+        """This robot as it is now: a view whose links, pieces and ACM object a later attach
+        or detach leaves alone (edits of that ACM still show). What reads several of them
+        in turn (the checker's model, `fk_array`, `piece_poses`) reads one view."""
+        view = object.__new__(type(self))
+        view.__dict__.update(self.__dict__)
+        return view
+
+    def without_attached(self) -> Robot:
+        """A pinned view of this robot without its attached objects: the URDF's links and
+        pieces, and the ACM's entries among them (the checker reuses its self-pair tables
+        while objects come and go)."""
+        view = self.pinned()
+        s, base = view._state, self._base
+        if s.attached:
+            names = set(base.tree.link_names)
+            kept = [e for e in s.acm.entries() if e[0] in names and e[1] in names]
+            acm = AllowedCollisionMatrix(base.tree.link_names, kept)
+            view._state = dataclasses.replace(base, acm=acm)
+        return view
+
+    # ---- attached objects (robot/attached.py) -----------------------------------------
+
+    @property
+    def attached(self) -> dict[str, AttachedObject]:
+        """{name: AttachedObject} of the objects attached now, in attach order."""
+        return {o.name: o for o in self._state.attached}
+
+    def attach(self, name: str, link: str, shapes, pose=None, *, touch_links=()) -> AttachedObject:
+        """Attach an object to `link` (MoveIt's AttachedCollisionObject; robot/attached.py):
+        from now on it moves with the link in every query of every checker of this robot.
+
+        name : its name (a new link name: contacts and distances say it).
+        shapes : a Shape (sphere, box, capsule, cylinder, cone, convex or mesh), or a list of
+            ``(Shape, T_object_shape (4, 4))`` pairs, as `Scene.add` takes an object.
+        pose : (4, 4) T_link_object, the object's pose in the link's frame (identity when
+            None).
+        touch_links : links it may touch besides `link` (a gripper's fingers); it is checked
+            against every other link and the scene.
+
+        Returns the `AttachedObject`. ValueError/TypeError naming a bad argument (an unknown
+        link, a name already taken, a shape that cannot be attached)."""
+        with self._lock:
+            s = self._state
+            obj = attached_object(s.tree.link_names, name, link, shapes, pose, touch_links)
+            entries = [[obj.name, obj.link, "attached"]]
+            entries += [[obj.name, t, "touch"] for t in obj.touch_links]
+            self._publish(s.attached + (obj,), s.acm.entries() + entries)
+        return obj
+
+    def detach(self, name: str) -> AttachedObject:
+        """Detach the object `name` (its ACM entries go with it); returns it. ValueError
+        when nothing of that name is attached."""
+        with self._lock:
+            s = self._state
+            objects = {o.name: o for o in s.attached}
+            if name not in objects:
+                raise ValueError(
+                    f"no object {name!r} is attached to robot {self.name!r}; attached: "
+                    f"{sorted(objects)}"
+                )
+            kept = tuple(o for o in s.attached if o.name != name)
+            entries = [e for e in s.acm.entries() if name not in e[:2]]
+            self._publish(kept, entries)
+        return objects[name]
+
+    def attach_from_scene(
+        self, scene, id: int, link: str, q, *, touch_links=(), name: str | None = None
+    ) -> AttachedObject:
+        """Move obstacle `id` of `scene` onto the robot (MoveIt's attach of a world object):
+        attached to `link` where it is relative to the link at configuration q (dof,),
+        then removed from the scene. Named `name`, else by its obstacle name. Until the
+        second step, a query in another thread may see it in both (a collision, never a
+        wrong free)."""
+        ob = scene.get(id)
+        name = name if name is not None else ob.name
+        if name is None:
+            raise ValueError(f"obstacle {id} has no name: pass name= for the attached object")
+        if link not in self.link_index:
+            raise ValueError(f"link {link!r} is not a link of robot {self.name!r}")
+        pose = np.linalg.inv(self.fk(self.validate_q(q))[link]) @ ob.T
+        obj = self.attach(name, link, ob.shape, pose, touch_links=touch_links)
+        scene.remove(id)
+        return obj
+
+    def detach_to_scene(self, name: str, scene, q) -> int:
+        """Put the attached object `name` into `scene` where it is at configuration q
+        (dof,), then detach it; returns its obstacle id (a query in another thread may see
+        it in both meanwhile: a collision, never a wrong free)."""
+        obj = self.attached.get(name)
+        if obj is None:
+            raise ValueError(
+                f"no object {name!r} is attached to robot {self.name!r}; attached: "
+                f"{sorted(self.attached)}"
+            )
+        T = self.fk(self.validate_q(q))[name]
+        (s0, T0), *more = obj.parts
+        one = not more and np.array_equal(T0, np.eye(4))  # a plain shape stays one
+        oid = scene.add(s0 if one else list(obj.parts), T, name=name)
+        self.detach(name)
+        return oid
+
+    def _publish(self, objects: tuple, entries: list) -> None:
+        """Make the robot state with these attached objects and ACM entries current (one
+        assignment), then tell the checkers (stamps.py)."""
+        base = self._base
+        tree = extend_tree(base.tree, objects)
+        pieces = list(base.pieces)
+        for o in objects:
+            pieces += object_pieces(o, *self._convexify)
+        key = base.geometry_key + (f"+{object_key(objects)}" if objects else "")
+        names = set(tree.link_names)
+        acm = AllowedCollisionMatrix(
+            tree.link_names, [e for e in entries if e[0] in names and e[1] in names]
+        )
+        geo = _link_geometry(tree, pieces)
+        self._state = RobotState(tree, pieces, **geo, geometry_key=key, acm=acm, attached=objects)
+        announce()
 
     # ---- the tree's facts, by name ------------------------------------------------------
 
@@ -209,8 +393,8 @@ class Robot(LinkBodies):
 
     @property
     def version(self) -> int:
-        """Changes whenever the robot changes (an ACM edit): a checker built on an older
-        version is stale."""
+        """Changes whenever the robot changes (an ACM edit, an attach, a detach): a checker
+        built on an older version is stale."""
         return self.acm.version
 
     # ---- configuration ----------------------------------------------------------------
@@ -259,9 +443,13 @@ class Robot(LinkBodies):
     def fk_array(self, q, out=None) -> npt.NDArray[np.float64]:
         """World poses of every link, (n_links, 4, 4), in `link_names` order."""
         q = self.validate_q(q)
+        tree = self._state.tree  # one read: an attach in another thread changes n_links
+        n = len(tree.link_names)
         if out is None:
-            out = np.empty((len(self.link_names), 4, 4))
-        fk(self.model, q, out)
+            out = np.empty((n, 4, 4))
+        elif not _writeable_f64(out, (n, 4, 4)):
+            raise ValueError(f"out must be a writeable C-contiguous ({n}, 4, 4) float64 array")
+        fk(tree.model, q, out)
         return out
 
     def fk(self, q) -> dict[str, npt.NDArray[np.float64]]:
@@ -279,21 +467,24 @@ class Robot(LinkBodies):
             raise ValueError(
                 f"Q[{r}, {c}] ({self.joint_names[c]}) must be finite, got {float(Q[r, c])!r}"
             )
-        out = np.empty((Q.shape[0], len(self.link_names), 4, 4))
-        fk_batch(self.model, Q, out)
+        tree = self._state.tree
+        out = np.empty((Q.shape[0], len(tree.link_names), 4, 4))
+        fk_batch(tree.model, Q, out)
         return out
 
     # ---- allowed-collision matrix -----------------------------------------------------
 
     def allow(self, a: str, b: str, reason: str = "user") -> None:
-        """Ignore collisions between links a and b."""
-        self.acm.allow(a, b, reason)
-        self._note_user_edit()
+        """Ignore collisions between links a and b (an attached object is a link here)."""
+        with self._lock:
+            self.acm.allow(a, b, reason)
+            self._note_user_edit()
 
     def disallow(self, a: str, b: str) -> None:
         """Check collisions between links a and b again."""
-        self.acm.disallow(a, b)
-        self._note_user_edit()
+        with self._lock:
+            self.acm.disallow(a, b)
+            self._note_user_edit()
 
     def _note_user_edit(self) -> None:
         if self._acm_sources[-1] != "user edits":
@@ -310,9 +501,10 @@ class Robot(LinkBodies):
         """True when the ACM holds only adjacent pairs (no SRDF, no ``acm=``, no sampling,
         no edits) while non-adjacent pairs exist: then self-collision checking counts
         pairs that touch by design. A checker may refuse such a robot or warn."""
+        mine = set(self._base.tree.link_names)  # attached objects' entries do not count
         return (
             self._acm_sources == ["adjacent"]
-            and all(r == "adjacent" for _, _, r in self.acm.entries())
+            and all(r == "adjacent" for a, b, r in self.acm.entries() if a in mine and b in mine)
             and len(self.self_collision_pairs()) > 0
         )
 
@@ -343,9 +535,13 @@ class Robot(LinkBodies):
         Q = np.ascontiguousarray(np.atleast_2d(Q), dtype=np.float64)
         if Q.ndim != 2 or Q.shape[1] != self.dof or not np.all(np.isfinite(Q)):
             raise ValueError(f"Q must be finite with shape (m, {self.dof}), got shape {Q.shape}")
+        self = self.pinned()  # one state throughout (an attach elsewhere changes the links)
         if pairs is None:
             pairs = self.self_collision_pairs()
         pairs = np.ascontiguousarray(np.asarray(pairs, np.int32).reshape(-1, 2))
+        bad = np.flatnonzero((pairs < 0).any(axis=1) | (pairs >= len(self.link_names)).any(1))
+        if bad.size:
+            raise ValueError(f"pairs[{bad[0]}] = {pairs[bad[0]].tolist()} is not a pair of links")
         counts = np.zeros(pairs.shape[0], np.int64)
         ws = workspace if workspace is not None else thread_workspace()
         c = self.collision
@@ -389,7 +585,9 @@ class Robot(LinkBodies):
         }
 
     def __repr__(self) -> str:
+        s = self._state
+        att = f", attached={[o.name for o in s.attached]}" if s.attached else ""
         return (
-            f"Robot({self.name!r}, dof={self.dof}, links={len(self.link_names)}, "
-            f"pieces={len(self.pieces)}, allowed_pairs={len(self.acm)})"
+            f"Robot({self.name!r}, dof={self.dof}, links={len(s.tree.link_names)}, "
+            f"pieces={len(s.pieces)}, allowed_pairs={len(s.acm)}{att})"
         )

@@ -2,6 +2,8 @@
 writes today (one CollisionObject per link collision element, a DynamicAABBTree of the
 obstacles, FK from Python, the checked self pairs), and the independent oracle of the
 checker's tests and benchmarks (it shares only the FK, which is tested against yourdfpy).
+Objects attached to the robot (`Robot.attach`) are their exact shapes (a mesh as its
+triangles) on their virtual links.
 
     fr = FclRobot(robot, scene)
     fr.collides(q)                 # bool: any link touching an obstacle or a checked partner
@@ -57,6 +59,9 @@ def _link_geometry(robot):
             else:
                 g = fcl.Sphere(el.size[0])
             out.append((robot.link_index[name], g, np.asarray(el.origin, float)))
+    for name, obj in getattr(robot, "attached", {}).items():  # exact shapes, in their frame
+        for s, Tp in obj.parts:
+            out.append((robot.link_index[name], _fcl_shape(s), np.asarray(Tp, float)))
     return out
 
 

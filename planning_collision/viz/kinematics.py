@@ -25,9 +25,11 @@ def end_effector_link(robot) -> str:
     without collision geometry (a tool frame such as ``panda_hand_tcp`` or ``tool0``), that
     child. Panda: ``panda_hand_tcp``; UR5: ``tool0``."""
     parent = robot.model.parent
+    attached = set(getattr(robot, "attached", {}))  # a held object is not the tool
     children: dict[int, list[int]] = {}
     for i, p in enumerate(parent):
-        children.setdefault(int(p), []).append(i)
+        if robot.link_names[i] not in attached:
+            children.setdefault(int(p), []).append(i)
     moved = [i for i, j in enumerate(robot.link_joint) if j in set(robot.joint_names)]
     i = moved[-1] if moved else len(robot.link_names) - 1
     while len(children.get(i, [])) == 1:

@@ -96,6 +96,8 @@ class Viewer:
         self._syncing = False  # set while set_configuration moves the joint sliders
         self._link_handles: dict[str, tuple[int, object]] = {}
         self._link_colour: dict[str, tuple] = {}
+        self._drawn_key = None  # the robot geometry the link nodes show (`_sync_links`)
+        self._attached_drawn: set = set()
         self._panel = None
         self._stop = threading.Event()
         self._player: threading.Thread | None = None
@@ -113,6 +115,7 @@ class Viewer:
             raise ValueError("this viewer has no robot")
         q = self.robot.validate_q(q)
         with self._lock:
+            self._sync_links()
             self.q = q
             T = self.robot.fk_array(q)
             has_obstacles = self.scene is not None and len(self.scene) > 0
@@ -143,6 +146,27 @@ class Viewer:
                         s.value = float(v)
                 finally:
                     self._syncing = False
+
+    def _sync_links(self) -> None:
+        """Draw the robot's links as they are now: after `Robot.attach` or `detach`, the
+        object's link appears or goes (the others keep their nodes)."""
+        robot = self.robot
+        if robot.geometry_key == self._drawn_key:
+            return
+        attached = set(robot.attached)
+        meshes = link_meshes(robot)
+        for link in [k for k in self._link_handles if k in self._attached_drawn or k not in meshes]:
+            self._link_handles.pop(link)[1].remove()
+            self._link_colour.pop(link, None)
+        for link, (v, f) in meshes.items():
+            if link not in self._link_handles:
+                h = self.server.scene.add_mesh_simple(
+                    f"/robot/{_safe(link)}", v, f, color=_colors.ROBOT, flat_shading=True
+                )
+                self._link_handles[link] = (robot.link_index[link], h)
+                self._link_colour[link] = _colors.ROBOT
+        self._attached_drawn = attached
+        self._drawn_key = robot.geometry_key
 
     def set_path_position(self, t: float) -> None:
         """Show the robot at position t along the path (in waypoints, 0 .. n-1; linear in
@@ -336,12 +360,7 @@ def _build(viewer: Viewer, viser, q, roadmap) -> None:
     if robot is None:
         return
 
-    for link, (v, f) in link_meshes(robot).items():
-        h = server.scene.add_mesh_simple(
-            f"/robot/{_safe(link)}", v, f, color=_colors.ROBOT, flat_shading=True
-        )
-        viewer._link_handles[link] = (robot.link_index[link], h)
-        viewer._link_colour[link] = _colors.ROBOT
+    viewer._sync_links()
 
     with server.gui.add_folder("Joints"):
         for d, name in enumerate(robot.joint_names):
