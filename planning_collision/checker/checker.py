@@ -239,7 +239,11 @@ class CollisionChecker:
         return _Bound(m)
 
     def _stale(self, m: CheckModel) -> bool:
-        return m.scene_version != self.scene.version or m.robot_version != self.robot.version
+        return (
+            m.scene_version != self.scene.version
+            or m.robot_version != self.robot.version
+            or m.acm_key != self.robot.acm.content_key()
+        )
 
     def _current(self) -> _Bound:
         """The model and its workspaces, rebuilt first when the robot or the scene changed."""

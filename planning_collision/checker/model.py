@@ -44,7 +44,8 @@ class CheckModel:
     robot : CheckRobot arrays; scene : the scene's FlatScene; table : their address table;
     body_names : a name per body ("panda_link3", "panda_link1|panda_link5", a rigid body's
     links joined by "+"); n_links : the number of link bodies; robot_version,
-    scene_version : what it was built from; slot_ids : the obstacle id of each object slot
+    scene_version, acm_key : what it was built from (the ACM's version and allowed pairs,
+    the scene snapshot's version); slot_ids : the obstacle id of each object slot
     of the scene's flat form; names : {obstacle id: name or None}.
     """
 
@@ -55,6 +56,7 @@ class CheckModel:
     n_links: int
     robot_version: int
     scene_version: int
+    acm_key: frozenset
     keep: tuple  # arrays the table points into (kept alive with it)
     slot_ids: np.ndarray
     names: dict
@@ -105,6 +107,7 @@ class RobotPart:
     body_names: tuple
     n_links: int
     version: int
+    acm_key: frozenset
 
 
 _PARTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -114,25 +117,26 @@ _PARTS_LOCK = threading.Lock()
 def robot_part(robot, self_collision: bool, tables: bool = True, rigid: bool = True):
     """The `RobotPart` of `robot` for these options, built on first use and then shared
     (a robot in many scenes pays for it once: rigid bodies, self pairs and their tables,
-    motion-bound rows, bounding capsules and hulls, address rows). The robot's version is
+    motion-bound rows, bounding capsules and hulls, address rows). Parts are kept per robot
+    object and keyed by its ACM's version and content (`_part_key`). The robot's version is
     read before what it stamps: a part built while the ACM is edited carries the older
     version, and the checker builds it again."""
     view = robot.pinned()  # one state throughout, whatever attach runs meanwhile
-    key = (view.version, bool(self_collision), bool(tables), bool(rigid))
+    key = _part_key(view, self_collision, tables, rigid)
     with _PARTS_LOCK:
         part = _PARTS.get(robot, {}).get(key)
     if part is None:
-        part = _build_robot_part(view, key[0], *key[1:])
+        part = _build_robot_part(view, key[:2], *key[2:])
         with _PARTS_LOCK:
-            parts = {k: p for k, p in _PARTS.get(robot, {}).items() if k[0] == key[0]}
-            parts[key] = part  # parts of an older ACM version are dropped
+            parts = {k: p for k, p in _PARTS.get(robot, {}).items() if k[:2] == key[:2]}
+            parts[key] = part  # parts of an older ACM are dropped
             _PARTS[robot] = parts
     return part
 
 
 def has_robot_part(robot, self_collision: bool, tables: bool, rigid: bool) -> bool:
     """Whether `robot_part` has these options' part of the robot as it is now."""
-    key = (robot.version, bool(self_collision), bool(tables), bool(rigid))
+    key = _part_key(robot, self_collision, tables, rigid)
     with _PARTS_LOCK:
         return key in _PARTS.get(robot, {})
 
@@ -175,7 +179,17 @@ def _tables(robot, bodies, pairs, n_links: int, rigid: bool) -> dict:
     return out
 
 
-def _build_robot_part(robot, version: int, self_collision: bool, tables: bool, rigid: bool):
+def _part_key(robot, self_collision: bool, tables: bool, rigid: bool) -> tuple:
+    """(ACM version, ACM content, options): the version first (see `robot_part`), and the
+    allowed pairs themselves, so that a version that repeats a number (which stamps.py
+    rules out within a process, and unpickling between processes) still cannot hand out
+    a part built for other pairs."""
+    version = robot.version
+    return (version, robot.acm.content_key(), bool(self_collision), bool(tables), bool(rigid))
+
+
+def _build_robot_part(robot, acm: tuple, self_collision: bool, tables: bool, rigid: bool):
+    """The `RobotPart`; acm: the (version, content key) of the ACM it is built for."""
     bodies = rigid_bodies(robot) if rigid else robot
     links = np.asarray(bodies.collision_links, np.int32)
     pairs = _pairs(bodies, self_collision)
@@ -220,7 +234,7 @@ def _build_robot_part(robot, version: int, self_collision: bool, tables: bool, r
         tuple(a for a, _ in row_list),
         body_names,
         int(links.size),
-        version,
+        *acm,
     )
 
 
@@ -244,6 +258,7 @@ def build_model(
         part.n_links,
         part.version,
         snap.version,
+        part.acm_key,
         part.keep + tuple(a for a, _ in scene_rows),
         snap.slot_ids(),
         {i: o.name for i, o in snap.objects.items()},

@@ -53,6 +53,12 @@ class AllowedCollisionMatrix:
         self._pairs = pairs
         self.version = next_stamp()  # changes on every edit (a checker sees it is stale)
 
+    def __reduce__(self):
+        # unpickled with a version of the receiving process (stamps.py): a version pickled
+        # from another process is a number this one's counter may take for its own next
+        # edit, after which a checker built on the unpickled robot would see no change
+        return (_unpickle_acm, (self._links, self._pairs))
+
     def _key(self, a: str, b: str) -> tuple[str, str]:
         for n in (a, b):
             if n not in self._known:
@@ -82,6 +88,11 @@ class AllowedCollisionMatrix:
         self.version = next_stamp()
         announce()
 
+    def content_key(self) -> frozenset:
+        """The allowed pairs, as a set: what a model built from this matrix depends on
+        (checker/model.py keys its shared robot parts by it beside the version)."""
+        return frozenset(self._pairs)
+
     def is_allowed(self, a: str, b: str) -> bool:
         return self._key(a, b) in self._pairs
 
@@ -103,6 +114,12 @@ class AllowedCollisionMatrix:
 
     def __contains__(self, pair) -> bool:
         return self.is_allowed(*pair)
+
+
+def _unpickle_acm(links, pairs: dict) -> AllowedCollisionMatrix:
+    acm = AllowedCollisionMatrix(links)  # a new version, from this process's counter
+    acm._pairs = dict(pairs)
+    return acm
 
 
 def adjacent_pairs(parent, has_geometry) -> list[tuple[int, int]]:
