@@ -547,7 +547,11 @@ def _kept(shape, T) -> tuple:
 
 
 def _unpickle_snapshot(objects: dict, blocks: dict, open_ratio) -> SceneSnapshot:
-    return SceneSnapshot(objects, blocks, next_stamp(), open_ratio)
+    kept = {}
+    for i, o in objects.items():  # numpy unpickles arrays writeable: poses read-only again
+        shape, T = _kept(o.shape, o.T)
+        kept[i] = o._replace(shape=shape, T=T)
+    return SceneSnapshot(kept, blocks, next_stamp(), open_ratio)
 
 
 def _check_world_range(lo, hi, where: str) -> None:

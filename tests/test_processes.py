@@ -104,3 +104,22 @@ def test_an_unpickled_robot_takes_a_version_of_the_receiving_process():
     assert copy.acm.content_key() == robot.acm.content_key()
     copy.allow("link1", "link3")  # the copy's own matrix: the original is unchanged
     assert not robot.acm.is_allowed("link1", "link3") and copy.acm.is_allowed("link1", "link3")
+
+
+def test_what_a_worker_unpickles_stays_read_only():
+    """numpy unpickles arrays writeable: a robot's FK arrays (a writeable model is another
+    numba type, so FK compiled a second time in every worker), obstacle poses and shape
+    arrays (which a snapshot promises nobody changes) come back read-only."""
+    import robots
+
+    robot = pickle.loads(pickle.dumps(robots.load("planar_arm")))
+    assert not any(a.flags.writeable for a in robot.model)
+    scene = pc.Scene()
+    scene.add(pc.Box([0.1, 0.2, 0.3]), np.eye(4), name="box")
+    scene.add([(pc.Sphere(0.1), np.eye(4)), (pc.Convex(np.eye(3)), np.eye(4))], name="parts")
+    copy = pickle.loads(pickle.dumps(scene))
+    box, parts = copy.records()
+    assert not box.T.flags.writeable and not box.shape.extents.flags.writeable
+    for shape, T in parts.shape:
+        assert not T.flags.writeable
+    assert not parts.shape[1][0].points.flags.writeable

@@ -53,6 +53,11 @@ class Shape:
 
     __slots__ = ()
 
+    def __setstate__(self, state: dict) -> None:
+        # unpickled (in a worker process): numpy unpickles arrays writeable; read-only again
+        for k, v in state.items():
+            object.__setattr__(self, k, _frozen_array(v) if isinstance(v, np.ndarray) else v)
+
 
 class ConvexShape(Shape):
     """Base of the shapes GJK handles directly."""

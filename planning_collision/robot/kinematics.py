@@ -73,6 +73,13 @@ class KinematicTree:
     def dof(self) -> int:
         return len(self.joint_names)
 
+    def __setstate__(self, state: dict) -> None:
+        # unpickled (in a worker process): numpy unpickles arrays writeable; the FK arrays
+        # are read-only again (a writeable model is another numba type: FK compiled twice)
+        self.__dict__.update(state)
+        for a in self.model:
+            a.setflags(write=False)
+
 
 def _floating(jname, parent, child, origin, bounds) -> list[_J]:
     """The six virtual joints of a floating joint (module doc)."""
