@@ -43,7 +43,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from ..geometry.validate import bool_flag, length_scalar, positive_scalar, real_array, real_scalar
+from ..geometry.validate import bool_flag, real_array, real_scalar
 from ..kernels import edges as E
 from ..kernels import states as K
 from ..kernels._jit import seal
@@ -55,10 +55,12 @@ from .model import (
     QUEUE,
     CheckModel,
     CheckWorkspace,
+    acm_key,
     body_distances,
     build_model,
     has_robot_part,
 )
+from .settings import Bound, CheckerSettings, Settings, edge_settings
 
 _F64 = np.dtype(np.float64)
 _state_check = K.state_check
@@ -71,9 +73,6 @@ FREE, BAD_Q, UNDECIDED = int(K.FREE), int(K.BAD_Q), int(E.UNDECIDED)
 __all__ = ["CollisionChecker", "Contact", "METHODS"]
 
 METHODS = {"discrete": E.DISCRETE, "dichotomy": E.DICHOTOMY, "ca": E.CA}
-# Distance queries a certified edge check may make before it gives up (reported not valid,
-# `certified=False`): a motion that grazes an obstacle within about eta needs many.
-QUERY_BUDGET = 100_000
 
 _COUNTERS = {
     "states": K.STATES,
@@ -105,19 +104,7 @@ def _keep_counts(retired: np.ndarray, lock, counts: np.ndarray) -> None:
         retired += counts
 
 
-class _Bound:
-    """A checker's model and the workspaces made for it, one per thread (`local.ws`, and
-    `local.batch` for `is_valid_batch`), published together: a call that read a model can
-    only get a workspace sized for that model."""
-
-    __slots__ = ("model", "local")
-
-    def __init__(self, model: CheckModel):
-        self.model = model
-        self.local = threading.local()
-
-
-class CollisionChecker:
+class CollisionChecker(CheckerSettings):
     """State and edge checks of `robot` among the obstacles of `scene` (module doc).
 
     padding : m, >= 0; robot geometry closer than this to an obstacle (or, for checked
@@ -161,17 +148,13 @@ class CollisionChecker:
     ):
         self.robot = robot
         self.scene = scene
-        self.padding = padding  # (validated by the setters below)
-        self.eta = eta
-        self.resolution = positive_scalar("resolution", resolution)
-        if self.resolution > 1.0:
-            raise ValueError(f"resolution must be in (0, 1], got {resolution!r}")
-        self.self_collision = bool_flag("self_collision", self_collision)
-        self.cache = cache
-        self.front_lists = bool_flag("front_lists", front_lists)
-        self.self_tables = bool_flag("self_tables", self_tables)
-        self.rigid_bodies = bool_flag("rigid_bodies", rigid_bodies)
-        self._front = E.FRONT_REACH if self.front_lists else 0.0  # the kernels' `front`
+        self.resolution = resolution
+        self._settings = Settings(
+            **edge_settings(padding, eta, cache, front_lists),
+            self_collision=bool_flag("self_collision", self_collision),
+        )
+        self._self_tables = bool_flag("self_tables", self_tables)
+        self._rigid_bodies = bool_flag("rigid_bodies", rigid_bodies)
         self._shape = (int(robot.dof),)
         if not robot.pieces:
             raise ValueError(f"robot {robot.name!r} has no collision geometry to check")
@@ -191,65 +174,33 @@ class CollisionChecker:
         extent = np.where(robot.continuous, math.pi, robot.upper - robot.lower)
         self._extent = float(np.linalg.norm(extent))
 
-    # ---------------------------------------------------------------- settings
-    # The edge kernels take the settings as one request record per (check_start, first)
-    # (kernels/edges.py EdgeRequest), made on first use: changing a setting drops them.
-    @property
-    def padding(self) -> float:
-        """m, >= 0 (class doc)."""
-        return self._padding
-
-    @padding.setter
-    def padding(self, value) -> None:
-        self._padding = length_scalar("padding", value, allow_zero=True)
-        self._requests: dict = {}
-
-    @property
-    def eta(self) -> float:
-        """m, > 0: the contact tolerance of certified edge checks."""
-        return self._eta
-
-    @eta.setter
-    def eta(self, value) -> None:
-        self._eta = length_scalar("eta", value)
-        self._requests = {}
-
-    @property
-    def cache(self) -> bool:
-        """Keep the endpoint cache and GJK warm starts between queries."""
-        return self._cache
-
-    @cache.setter
-    def cache(self, value) -> None:
-        self._cache = bool_flag("cache", value)
-        self._requests = {}
-
     # ---------------------------------------------------------------- model and workspaces
     def _part_options(self) -> tuple:
         return self.self_collision, self.self_tables, self.rigid_bodies
 
-    def _build(self, tables: bool = True) -> _Bound:
-        """The model of the robot and scene as they are now, with no workspaces yet.
-        Without `tables` (at construction) the self-pair tables are left for the first call
-        (`_current` then builds the model again, with them)."""
+    def _build(self, tables: bool = True) -> Bound:
+        """The model of the robot and scene as they are now, under the current settings,
+        with no workspaces yet. Without `tables` (at construction) the self-pair tables are
+        left for the first call (`_current` then builds the model again, with them)."""
         sc, st, rigid = self._part_options()
+        settings = self._settings
         m = build_model(self.robot, self.scene.snapshot(), sc, tables and st, rigid)
         if st and not tables:
             m = dataclasses.replace(m, robot_version=-1)  # `_current` rebuilds it, with them
-        return _Bound(m)
+        return Bound(m, settings)
 
     def _stale(self, m: CheckModel) -> bool:
         return (
             m.scene_version != self.scene.version
             or m.robot_version != self.robot.version
-            or m.acm_key != self.robot.acm.content_key()
+            or m.acm_key != acm_key(self.robot)
         )
 
-    def _current(self) -> _Bound:
+    def _current(self) -> Bound:
         """The model and its workspaces, rebuilt first when the robot or the scene changed."""
         return self._bound if self._seen == LATEST[0] else self._refresh()
 
-    def _refresh(self) -> _Bound:
+    def _refresh(self) -> Bound:
         """`_current` after an edit somewhere in the process (planning_collision/stamps.py):
         rebuild when this checker's robot or scene is what changed. Threads that find the
         model stale at once rebuild it once; calls running on the old model finish on it
@@ -264,19 +215,19 @@ class CollisionChecker:
         self._seen = seen
         return b
 
-    def _workspace(self, b: _Bound) -> CheckWorkspace:
+    def _workspace(self, b: Bound) -> CheckWorkspace:
         """The calling thread's workspace for b's model (made on first use)."""
         ws = getattr(b.local, "ws", None)
         if ws is None:
-            ws = b.local.ws = self._new_workspace(b.model)
+            ws = b.local.ws = self._new_workspace(b)
         return ws
 
-    def _new_workspace(self, m: CheckModel) -> CheckWorkspace:
-        """A workspace for model m, registered for `stats`: when it dies (its thread ended,
-        or its model was replaced and no call uses it), its counts move to the retired
-        ones. Nothing else keeps it: a server that starts a thread per request does not
-        keep a workspace per thread it ever saw (each is ~1 MB)."""
-        ws = CheckWorkspace(m, self.cache)
+    def _new_workspace(self, b: Bound) -> CheckWorkspace:
+        """A workspace for b's model and settings, registered for `stats`: when it dies (its
+        thread ended, or its model or settings were replaced and no call uses it), its
+        counts move to the retired ones. Nothing else keeps it: a server that starts a
+        thread per request does not keep a workspace per thread it ever saw (~1 MB each)."""
+        ws = CheckWorkspace(b.model, b.settings.cache)
         with self._lock:
             self._workspaces.add(ws)
         weakref.finalize(ws, _keep_counts, self._retired, self._lock, ws.counts)
@@ -329,21 +280,21 @@ class CollisionChecker:
             ws = self._workspace(b)
         if _state_check in _SEALED:
             try:
-                code = _state_check(m.table, ws.table, q, self._padding, self.self_collision, True)
+                code = _state_check(m.table, ws.table, q, b.padding, b.self_collision, True)
             except TypeError:  # not a writeable float64 C array: the checked path below
-                code = self._state_check(m, ws, q)
+                code = self._state_check(b, ws, q)
         else:
-            code = self._state_check(m, ws, q)
+            code = self._state_check(b, ws, q)
         if code >= BAD_Q:
             self._raise_bad_q(code, q, "q")
         return code == FREE
 
-    def _state_check(self, m, ws, q) -> int:
+    def _state_check(self, b, ws, q) -> int:
         """`state_check` of q after `_q` has checked and converted it; then the kernel is
         sealed (`_seal`): `is_valid` passes q as it comes and comes here only on a
         TypeError."""
         q = self._q(q)
-        code = _state_check(m.table, ws.table, q, self._padding, self.self_collision, True)
+        code = _state_check(b.model.table, ws.table, q, b.padding, b.self_collision, True)
         _seal(_state_check)
         return code
 
@@ -360,20 +311,20 @@ class CollisionChecker:
         tables = self._batch(b)
         codes = np.empty(Q.shape[0], np.int64)
         t0 = time.perf_counter()
-        K.state_check_batch(b.model.table, tables, Q, self.padding, self.self_collision, codes)
+        K.state_check_batch(b.model.table, tables, Q, b.padding, b.self_collision, codes)
         self._seconds += time.perf_counter() - t0
         bad = np.flatnonzero(codes >= BAD_Q)
         if bad.size:
             self._raise_bad_q(int(codes[bad[0]]), Q[bad[0]], f"Q[{bad[0]}]")
         return codes == FREE
 
-    def _batch(self, b: _Bound) -> np.ndarray:
+    def _batch(self, b: Bound) -> np.ndarray:
         """(k, rows, 5) address tables of the calling thread's k batch workspaces for b's
         model, k = numba's thread count (`numba.set_num_threads` is per thread too)."""
         n = numba.get_num_threads()
         got = getattr(b.local, "batch", None)
         if got is None or len(got[1]) != n:
-            wss = [self._new_workspace(b.model) for _ in range(n)]
+            wss = [self._new_workspace(b) for _ in range(n)]
             # the workspaces stay with their address table: it points into their arrays
             got = b.local.batch = (np.ascontiguousarray(np.stack([w.table for w in wss])), wss)
         return got[0]
@@ -448,16 +399,16 @@ class CollisionChecker:
             ws = self._workspace(b)
         kernel = _ENTRY.get(code_m)
         try:  # this call's settings, one record (kernels/edges.py EdgeRequest)
-            request = self._requests[check_start, first]
+            request = b.requests[check_start, first]
         except (KeyError, TypeError):  # not met before, or check_start not a bool
             request = None
         if kernel in _SEALED and request is not None:
             try:
                 code = kernel(m.table, ws.table, q0, q1, request, ws.out)
             except TypeError:  # not float64 arrays: checked below
-                code = self._edge_checked(m, ws, method, q0, q1, check_start, first)
+                code = self._edge_checked(b, ws, method, q0, q1, check_start, first)
         else:
-            code = self._edge_checked(m, ws, method, q0, q1, check_start, first)
+            code = self._edge_checked(b, ws, method, q0, q1, check_start, first)
         if code >= BAD_Q:
             dof = self.robot.dof
             if code - BAD_Q >= 2 * dof + 2:
@@ -465,7 +416,7 @@ class CollisionChecker:
             self._raise_bad_q(code, q0, "q0")
         return ws.out
 
-    def _edge_checked(self, m, ws, method, q0, q1, check_start, first) -> int:
+    def _edge_checked(self, b, ws, method, q0, q1, check_start, first) -> int:
         """`_edge` with q0, q1 checked and converted (`_q`) and the method named; the first
         call of a certified method's kernel seals it (`_seal`). The discrete
         method always comes here: its number of states depends on q1 - q0."""
@@ -487,7 +438,8 @@ class CollisionChecker:
             steps = length / (self.resolution * self._extent)
             # the bisection queue's room (kernels/edges.py) caps the states
             n_steps = 2 * QUEUE if not steps < 2 * QUEUE else max(1, math.ceil(steps))
-        request = self.edge_request(check_start, first)
+        request = b.request(check_start, first)
+        m = b.model
         kernel = _ENTRY[code_m]
         if code_m != E.DISCRETE:
             code = kernel(m.table, ws.table, q0, q1, request, ws.out)
@@ -499,15 +451,9 @@ class CollisionChecker:
 
     def edge_request(self, check_start: bool, first: bool = False) -> np.ndarray:
         """The edge kernels' settings (kernels/edges.py `EdgeRequest`) for this checker's
-        padding, eta and caches: shared, never written; dropped when a setting changes."""
-        key = (bool(check_start), bool(first))
-        request = self._requests.get(key)
-        if request is None:
-            request = self._requests[key] = E.edge_request(
-                margin=self._padding, eta=self._eta, n_steps=1, check_start=key[0],
-                use_cache=self._cache, front=self._front, budget=QUERY_BUDGET, first=key[1],
-            )  # fmt: skip
-        return request
+        padding, eta and caches: shared, never written; a new one when a setting changes
+        (with new workspaces: call `bind` again too)."""
+        return self._current().request(check_start, first)
 
     def bind(self) -> tuple[CheckModel, CheckWorkspace]:
         """(the model current now, the calling thread's workspace for it): what compiled

@@ -56,7 +56,7 @@ class CheckModel:
     n_links: int
     robot_version: int
     scene_version: int
-    acm_key: frozenset
+    acm_key: frozenset | None
     keep: tuple  # arrays the table points into (kept alive with it)
     slot_ids: np.ndarray
     names: dict
@@ -107,7 +107,7 @@ class RobotPart:
     body_names: tuple
     n_links: int
     version: int
-    acm_key: frozenset
+    acm_key: frozenset | None
 
 
 _PARTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -185,7 +185,14 @@ def _part_key(robot, self_collision: bool, tables: bool, rigid: bool) -> tuple:
     rules out within a process, and unpickling between processes) still cannot hand out
     a part built for other pairs."""
     version = robot.version
-    return (version, robot.acm.content_key(), bool(self_collision), bool(tables), bool(rigid))
+    return (version, acm_key(robot), bool(self_collision), bool(tables), bool(rigid))
+
+
+def acm_key(robot) -> frozenset | None:
+    """The allowed pairs of `robot`'s ACM (None for a view without one of its own, as
+    RigidBodies, which never changes)."""
+    acm = getattr(robot, "acm", None)
+    return None if acm is None else acm.content_key()
 
 
 def _build_robot_part(robot, acm: tuple, self_collision: bool, tables: bool, rigid: bool):

@@ -269,16 +269,11 @@ class Robot(LinkBodies):
         view.__dict__.update(self.__dict__)
         return view
 
-    def __getstate__(self) -> dict:
-        # for worker processes (spawn, Ray): pickled without its lock (a new one on the
-        # other side); its ACM takes a version of the receiving process (robot/acm.py)
-        state = dict(self.__dict__)
-        del state["_lock"]
-        return state
+    def __getstate__(self) -> dict:  # to a worker process: the lock stays (acm.py: version)
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.RLock()
+        self.__dict__.update(state, _lock=threading.RLock())
 
     def without_attached(self) -> Robot:
         """A pinned view of this robot without its attached objects: the URDF's links and
