@@ -68,6 +68,7 @@ from .kernels.traversal import (
     FlatScene,
 )
 from .primitives import Primitives, query_block
+from .processes import fork_safe
 from .results import DistanceResult
 from .stamps import announce, next_stamp
 from .workspace import Workspace, thread_workspace
@@ -107,7 +108,7 @@ class SceneSnapshot:
         self._open_ratio = open_ratio
         self._flat: FlatScene | None = None
         self._slot_ids = np.zeros(0, np.int64)
-        self._lock = threading.Lock()
+        self._lock = fork_safe(threading.Lock())
 
     def flat(self) -> FlatScene:
         """The flat form the kernels read (kcd.flatten), built once."""
@@ -151,7 +152,7 @@ class Scene:
 
     def __init__(self, min_size: float | None = None):
         self.min_size = None if min_size is None else positive_scalar("min_size", min_size)
-        self._edit = threading.Lock()  # serialises edits; queries never take it
+        self._edit = fork_safe(threading.Lock())  # serialises edits; queries never take it
         self._next_id = 0
         self._snap = SceneSnapshot({}, {}, next_stamp(), self.open_ratio)
 
@@ -162,7 +163,7 @@ class Scene:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._edit = threading.Lock()
+        self._edit = fork_safe(threading.Lock())
 
     # ------------------------------------------------------------------ construction
     @classmethod

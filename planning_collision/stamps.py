@@ -16,9 +16,11 @@ checker record the new `LATEST` beside the old version and never look again.)
 
 import threading
 
+from .processes import fork_safe
+
 LATEST = [0]  # moved by every announced edit
 _COUNTER = [0]
-_lock = threading.Lock()
+_lock = fork_safe(threading.Lock())
 
 
 def next_stamp() -> int:

@@ -21,6 +21,7 @@ LAYERS = {
     "conventions": 1,
     "results": 1,
     "workspace": 1,
+    "processes": 0.5,  # what a forked child must not inherit (locks, numba's threads)
     "stamps": 1,
     "notices": 1,  # long waits said on stderr (compiles, one-time robot builds)
     "geometry": 2,

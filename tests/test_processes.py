@@ -17,6 +17,7 @@ import pytest
 
 import planning_collision as pc
 from planning_collision import stamps
+from planning_collision.robot.cache import CACHE_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -77,7 +78,7 @@ def test_an_acm_edit_in_a_spawn_worker_reaches_a_checker_built_there():
 def test_an_acm_edit_in_a_ray_worker_reaches_a_checker_built_there():
     ray = pytest.importorskip("ray")
     blob = _robot_blob(500)
-    env = {k: os.environ[k] for k in ("NUMBA_CACHE_DIR", "PLANNING_COLLISION_CACHE") if k in os.environ}
+    env = {k: os.environ[k] for k in ("NUMBA_CACHE_DIR", CACHE_ENV) if k in os.environ}
     ray.init(
         num_cpus=1,
         include_dashboard=False,
@@ -120,6 +121,145 @@ def test_what_a_worker_unpickles_stays_read_only():
     copy = pickle.loads(pickle.dumps(scene))
     box, parts = copy.records()
     assert not box.T.flags.writeable and not box.shape.extents.flags.writeable
-    for shape, T in parts.shape:
+    for _, T in parts.shape:
         assert not T.flags.writeable
     assert not parts.shape[1][0].points.flags.writeable
+
+
+def _run(code: str, **env) -> subprocess.CompletedProcess:
+    """`code` in a fresh interpreter (the repository as its directory, `env` added)."""
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+_FORKS = """
+import multiprocessing as mp, os, threading, time
+import numpy as np
+import planning_collision as pc, robots
+
+robot = robots.load("planar_arm")
+scene = pc.Scene()
+T = np.eye(4)
+T[0, 3] = 0.6
+scene.add(pc.Box([0.3, 0.3, 0.3]), T)
+checker = pc.CollisionChecker(robot, scene)
+Q = robot.random_configurations(3000, 3)
+want = np.array([checker.is_valid(q) for q in Q])
+assert want.any() and not want.all()
+
+
+def child(report):
+    got = checker.is_valid_batch(Q)
+    ok = np.array_equal(got, want) and np.array_equal(got, [checker.is_valid(q) for q in Q])
+    scene.add(pc.Sphere(0.05), None)  # an edit: the checker rebuilds (its locks)
+    checker.is_valid_batch(Q)
+    report(ok)
+
+
+def fork_and_wait(what):
+    pid = os.fork()
+    if pid == 0:
+        child(lambda ok: os._exit(0 if ok else 3))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            print(what, os.waitstatus_to_exitcode(status), flush=True)
+            return
+        time.sleep(0.1)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    print(what, "hung", flush=True)
+
+
+# a fork while other threads hold the checker's and the scene's locks
+held = [checker._rebuilding, checker._lock, scene._edit]
+go, done = threading.Event(), threading.Event()
+
+
+def holder():
+    for lock in held:
+        lock.acquire()
+    go.set()
+    done.wait()
+    for lock in held:
+        lock.release()
+
+
+t = threading.Thread(target=holder)
+t.start()
+go.wait()
+fork_and_wait("fork with locks held")
+done.set()
+t.join()
+assert np.array_equal(checker.is_valid_batch(Q), want)  # numba's threads have run
+fork_and_wait("fork")
+
+
+def rows(k):
+    return checker.is_valid_batch(Q[k::4]).tolist()
+
+
+with mp.get_context("fork").Pool(2) as pool:  # multiprocessing's default on Linux
+    try:
+        got = pool.map_async(rows, range(4), chunksize=1).get(120)
+        same = all(np.array_equal(g, want[k::4]) for k, g in enumerate(got))
+        print("fork pool", int(same), flush=True)
+    except mp.TimeoutError:  # a worker died: the pool waits for its result for ever
+        print("fork pool hung", flush=True)
+"""
+
+
+def test_a_child_forked_after_is_valid_batch_answers_as_its_parent():
+    """After a batch ran on numba's GNU OpenMP threads, a forked child died at its first
+    batch ("fork() called from a process already using GNU OpenMP"); a child forked while
+    another thread held one of the package's locks would wait for it for ever. Each child
+    runs in a time limit and reports 0 when its answers equal the parent's."""
+    r = _run(_FORKS)
+    lines = [ln for ln in r.stdout.splitlines() if ln]
+    assert r.returncode == 0, (r.stdout, r.stderr[-3000:])
+    assert lines == ["fork with locks held 0", "fork 0", "fork pool 1"], (lines, r.stderr[-2000:])
+
+
+_THREADS = """
+import threading
+import numba, numpy as np
+import planning_collision as pc, robots
+
+robot = robots.load("planar_arm")
+checker = pc.CollisionChecker(robot, pc.Scene())
+Q = robot.random_configurations(2000, 0)
+want = np.array([checker.is_valid(q) for q in Q])
+bad = []
+
+
+def run():
+    for _ in range(20):
+        if not np.array_equal(checker.is_valid_batch(Q), want):
+            bad.append(1)
+
+
+threads = [threading.Thread(target=run) for _ in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(numba.threading_layer(), len(bad))
+"""
+
+
+@pytest.mark.parametrize("layer", ["workqueue", "default"])
+def test_batches_from_several_threads_on_every_threading_layer(layer):
+    """numba's workqueue layer (its fallback where neither TBB nor GNU OpenMP loads) is not
+    thread-safe: batches from four threads aborted the process ("Concurrent access has
+    been detected"), though the checker is documented thread-safe."""
+    r = _run(_THREADS, NUMBA_THREADING_LAYER=layer)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got_layer, bad = r.stdout.split()
+    assert bad == "0" and (layer == "default" or got_layer == layer)

@@ -49,8 +49,10 @@ from ..kernels import states as K
 from ..kernels._jit import seal
 from ..kernels.scratch import BV_TESTS, N_COUNTS, PAIR_TESTS
 from ..kernels.tolerances import DEFAULT_ETA
+from ..processes import fork_safe, serial_batches
 from ..results import Contact, EdgeResult, LinkDistances
 from ..stamps import LATEST
+from .batch import run_parallel
 from .model import (
     QUEUE,
     CheckModel,
@@ -161,8 +163,8 @@ class CollisionChecker(CheckerSettings):
         # the live workspaces (weakly: a thread's dies with the thread or the model it was
         # made for) and the counts of those gone; re-entrant, as a workspace's finalizer
         # may run inside a locked section when the collector runs there
-        self._lock = threading.RLock()
-        self._rebuilding = threading.Lock()  # one rebuild at a time
+        self._lock = fork_safe(threading.RLock())
+        self._rebuilding = fork_safe(threading.Lock())  # one rebuild at a time
         self._workspaces: weakref.WeakSet[CheckWorkspace] = weakref.WeakSet()
         self._retired = np.zeros(N_COUNTS, np.int64)
         self._seconds = 0.0
@@ -301,18 +303,25 @@ class CollisionChecker(CheckerSettings):
     def is_valid_batch(self, Q) -> npt.NDArray[np.bool_]:
         """(m,) bool: `is_valid` of each row of Q (m, dof), in parallel (numba threads).
         Safe from several Python threads at once: each calling thread checks its rows in
-        workspaces of its own."""
+        workspaces of its own (on numba's workqueue layer, which is not thread-safe, one
+        batch at a time: checker/batch.py); in a child forked after a batch, row by row."""
         b = self._current()
         Q = np.ascontiguousarray(real_array("Q", Q, f"an (m, {self.robot.dof}) array"))
         if not Q.flags.writeable:  # another numba type: the kernel would compile again
             Q = Q.copy()
         if Q.ndim != 2 or Q.shape[1] != self.robot.dof:
             raise ValueError(f"Q must have shape (m, {self.robot.dof}), got {Q.shape}")
-        tables = self._batch(b)
         codes = np.empty(Q.shape[0], np.int64)
-        t0 = time.perf_counter()
-        K.state_check_batch(b.model.table, tables, Q, b.padding, b.self_collision, codes)
-        self._seconds += time.perf_counter() - t0
+        if serial_batches():  # forked after numba's threads ran (planning_collision/processes.py)
+            ws, hm = self._workspace(b), b.model.table
+            for r in range(Q.shape[0]):  # the rows one by one, as `is_valid` checks them
+                codes[r] = _state_check(hm, ws.table, Q[r], b.padding, b.self_collision, True)
+        else:
+            tables = self._batch(b)
+            t0 = time.perf_counter()
+            args = (b.model.table, tables, Q, b.padding, b.self_collision, codes)
+            run_parallel(K.state_check_batch, *args)  # under the lock its layer needs
+            self._seconds += time.perf_counter() - t0
         bad = np.flatnonzero(codes >= BAD_Q)
         if bad.size:
             self._raise_bad_q(int(codes[bad[0]]), Q[bad[0]], f"Q[{bad[0]}]")

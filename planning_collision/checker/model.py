@@ -21,6 +21,7 @@ from ..kernels.check_types import CheckBuffers, CheckRobot
 from ..kernels.handles import array_table, rows
 from ..kernels.records import allocate
 from ..kernels.scratch import WARM_SLOTS, new_scratch
+from ..processes import fork_safe
 from ..results import LinkDistances
 from ..robot.cache import derived_cache_file
 from ..robot.geometry import link_spheres
@@ -111,7 +112,7 @@ class RobotPart:
 
 
 _PARTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_PARTS_LOCK = threading.Lock()
+_PARTS_LOCK = fork_safe(threading.Lock())
 
 
 def robot_part(robot, self_collision: bool, tables: bool = True, rigid: bool = True):

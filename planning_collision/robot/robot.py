@@ -46,6 +46,7 @@ from ..io.srdf import read_srdf
 from ..io.urdf import read_urdf
 from ..kernels.fk import RobotModel, fk, fk_batch
 from ..kernels.robot_batch import count_link_pair_collisions
+from ..processes import fork_safe
 from ..stamps import announce
 from ..workspace import Workspace, thread_workspace
 from .acm import (
@@ -200,7 +201,7 @@ class Robot(LinkBodies):
         self.urdf_path = data.path
         self.volume_report = report
         self.cache_dir = cache_dir  # as given: also where derived tables are cached
-        self._lock = threading.RLock()  # attach, detach and ACM edits, one at a time
+        self._lock = fork_safe(threading.RLock())  # attach, detach and ACM edits, one at a time
         self._convexify = (hull_ratio, max_pieces)  # for attached meshes
         geo = _link_geometry(tree, pieces)
         acm_matrix = self._initial_acm(tree, acm, srdf, srdf_strict, geo["collision"])
@@ -273,7 +274,7 @@ class Robot(LinkBodies):
         return {k: v for k, v in self.__dict__.items() if k != "_lock"}
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state, _lock=threading.RLock())
+        self.__dict__.update(state, _lock=fork_safe(threading.RLock()))
 
     def without_attached(self) -> Robot:
         """A pinned view of this robot without its attached objects: the URDF's links and
