@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from ..io.urdf import URDFData, URDFJointError, URDFLinkError
 from ..kernels.fk import FIXED, PRISMATIC, REVOLUTE, RobotModel
+from ..kernels.tolerances import WORLD_LIMIT
 
 __all__ = ["KinematicTree", "build_tree"]
 
@@ -110,6 +111,10 @@ def _expand_joints(data: URDFData, floating_base: bool, base_bounds) -> tuple[li
         raise ValueError(
             f"base_bounds must be ((xlo, xhi), (ylo, yhi), (zlo, zhi)) finite, got {base_bounds!r}"
         )
+    if np.any(np.abs(bb) > WORLD_LIMIT):
+        raise ValueError(
+            f"base_bounds {bb.tolist()} m reach outside the working range (+-{WORLD_LIMIT:g} m)"
+        )
     joints: list[_J] = []
     root = data.root
     if floating_base:
@@ -161,6 +166,10 @@ def _held_values(fixed_joints, jmap: dict, where: str) -> dict[str, float]:
             raise ValueError(f"fixed_joints[{n!r}] must be a finite number, got {v!r}") from None
         if not math.isfinite(out[n]):
             raise ValueError(f"fixed_joints[{n!r}] must be finite, got {v!r}")
+        if jmap[n].type == "prismatic" and abs(out[n]) > WORLD_LIMIT:
+            raise ValueError(
+                f"fixed_joints[{n!r}] = {v!r} m is outside the working range (+-{WORLD_LIMIT:g} m)"
+            )
     return out
 
 
@@ -253,6 +262,9 @@ def _model(order, jmap, aidx, fixed, held) -> tuple[RobotModel, np.ndarray]:
 
 def _override_limits(model: RobotModel, joint_limits, aidx: dict, where: str) -> None:
     """Replace the limits of active joints named in `joint_limits` (in place)."""
+    prismatic = np.zeros(len(aidx), bool)
+    moved = (model.jtype == PRISMATIC) & (model.qidx >= 0)
+    prismatic[model.qidx[moved]] = True
     for n, lim in (joint_limits or {}).items():
         if n not in aidx:
             raise URDFJointError(
@@ -262,7 +274,46 @@ def _override_limits(model: RobotModel, joint_limits, aidx: dict, where: str) ->
         lo, hi = (float(x) for x in lim)
         if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
             raise ValueError(f"joint_limits[{n!r}] must be finite with lower <= upper, got {lim!r}")
-        model.lower[aidx[n]], model.upper[aidx[n]] = lo, hi
+        d = aidx[n]
+        if prismatic[d] and max(abs(lo), abs(hi)) > WORLD_LIMIT:
+            raise ValueError(
+                f"joint_limits[{n!r}] = {lim!r} m is outside the working range "
+                f"(+-{WORLD_LIMIT:g} m)"
+            )
+        model.lower[d], model.upper[d] = lo, hi
+
+
+def _check_reach(model: RobotModel, links: list, where: str) -> None:
+    """ValueError when a link's origin may leave the world box [-WORLD_LIMIT, WORLD_LIMIT]^3:
+    per world coordinate, the joints' offsets and prismatic travels (held values, limits,
+    mimic maps) along its chain bound how far it gets; exactly while the chain's rotation is
+    fixed (a floating base's x, y, z), by their lengths on every axis after a joint that
+    turns."""
+    bound = np.zeros((len(links), 3))
+    turn: list = [None] * len(links)  # the link frame's world rotation while it is fixed
+    for i in range(len(links)):
+        p = model.parent[i]
+        R = np.eye(3) if p < 0 else turn[p]
+        b = np.zeros(3) if p < 0 else bound[p]
+        t = model.origin[i, :3, 3]
+        b = b + (np.abs(R @ t) if R is not None else np.linalg.norm(t))
+        R = None if R is None else R @ model.origin[i, :3, :3]
+        jt, d = model.jtype[i], model.qidx[i]
+        if jt == PRISMATIC:
+            q = max(abs(model.lower[d]), abs(model.upper[d])) if d >= 0 else 0.0
+            travel = abs(model.mult[i]) * q + abs(model.offset[i])
+            b = b + (np.abs(R @ model.axis[i]) * travel if R is not None else travel)
+        elif jt != FIXED:
+            R = None  # it turns (held revolute joints too, conservatively)
+        bound[i], turn[i] = b, R
+    far = np.flatnonzero(bound.max(axis=1) > WORLD_LIMIT)
+    if far.size:
+        k = int(far[0])
+        raise ValueError(
+            f"{where}: link {links[k]!r} may reach {bound[k].max():g} m from the root along "
+            "an axis (its chain's offsets and prismatic travel: base_bounds, fixed_joints, "
+            f"joint_limits, mimic multipliers), outside the working range (+-{WORLD_LIMIT:g} m)"
+        )
 
 
 def build_tree(
@@ -287,6 +338,7 @@ def build_tree(
     order = _link_order(joints, root)
     model, continuous = _model(order, jmap, aidx, fixed, held)
     _override_limits(model, joint_limits, aidx, where)
+    _check_reach(model, [ln for ln, _ in order], where)
     for a in model:
         a.setflags(write=False)
     movable = [j.name for j in joints if j.type != "fixed"]
