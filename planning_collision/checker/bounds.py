@@ -20,13 +20,13 @@ Pieces that are primitives, or hulls with few vertices, are their own outer hull
 
 from __future__ import annotations
 
-import io
 import logging
 
 import numpy as np
 
 from ..geometry import Box, Capsule, Cone, Convex, Cylinder, Sphere, shape_table
-from ..robot.cache import write_cache_file
+from ..kernels.tolerances import CONTAIN_TOL
+from ..robot.cache import read_entry, write_entry
 from ..robot.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -225,37 +225,68 @@ def _compute_outer_hulls(pieces, label: str) -> list:
     return outer
 
 
+def _hull_arrays(outer, pieces) -> dict:
+    """The cache entry's arrays of the outer hulls `outer` of `pieces` (count 0 for a piece
+    that is its own)."""
+    counts, points, radii = [], [np.zeros((0, 3))], []
+    for o, p in zip(outer, pieces, strict=True):
+        own = o is p.shape
+        counts.append(0 if own else len(o.points))
+        radii.append(0.0 if own else float(o.radius))
+        if not own:
+            points.append(np.asarray(o.points, float))
+    return {"counts": np.array(counts, np.int64), "points": np.concatenate(points),
+            "radii": np.array(radii, float)}  # fmt: skip
+
+
+def _hulls_from(z: dict, pieces) -> list:
+    """The outer hulls of a cache entry's arrays, each proved to hold its piece as
+    `outer_hull` makes it (a subset of the piece's hull vertices, swept by a radius that
+    reaches every other vertex: one distance pass, a tenth of building them); ValueError
+    otherwise."""
+    counts, points, radii = z["counts"], z["points"], z["radii"]
+    n = len(pieces)
+    if len(counts) != n or len(radii) != n or counts.sum() != len(points):
+        raise ValueError("its arrays do not match the robot's pieces")
+    ends = np.concatenate([[0], np.cumsum(counts)])
+    out = []
+    for i, p in enumerate(pieces):
+        own = _known_outer(p.shape) is p.shape
+        if own != (counts[i] == 0):
+            raise ValueError(f"piece {i} has an outer hull of {counts[i]} points")
+        if own:
+            out.append(p.shape)
+            continue
+        S, r = points[ends[i] : ends[i + 1]], float(radii[i])
+        v = np.asarray(p.shape.hull.vertices, float)
+        if counts[i] > OUTER_POINTS or not np.isin(_rows(S), _rows(v)).all():
+            raise ValueError(f"piece {i}'s outer hull is not made of its vertices")
+        if not _distances_to_hull(S, v).max() + p.shape.radius <= r + CONTAIN_TOL:
+            raise ValueError(f"piece {i}'s outer hull does not hold it")
+        out.append(Convex(S, r))
+    return out
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    """Each row of a (k, 3) float64 array as one comparable item (its bytes)."""
+    a = np.ascontiguousarray(a, np.float64)
+    return a.view(np.dtype((np.void, 24))).ravel()
+
+
 def _outer_hulls(pieces, cache_file, label: str = "robot"):
-    """`outer_hull` of each piece, read from `cache_file` (an .npz of the hulls' points and
-    radii) when it holds them, else computed (0.5 s for the Panda) and written there."""
-    if cache_file is not None and cache_file.is_file():
-        try:
-            with np.load(cache_file) as z:
-                counts, points, radii = z["counts"], z["points"], z["radii"]
-            if len(counts) == len(pieces) and counts.sum() == len(points):
-                ends = np.concatenate([[0], np.cumsum(counts)])
-                outer = [
-                    p.shape if counts[i] == 0 else Convex(points[ends[i] : ends[i + 1]], radii[i])
-                    for i, p in enumerate(pieces)
-                ]
-                for i, p in enumerate(pieces):
-                    if counts[i] > 0:
-                        _OUTER[p.shape] = outer[i]
-                return outer
-        except (OSError, ValueError, KeyError) as e:
-            log.warning("ignoring the unreadable outer-hull cache %s (%s)", cache_file, e)
+    """`outer_hull` of each piece, read from the cache entry `cache_file` (robot/cache.py;
+    its key is its name, which holds the robot's geometry key) when it holds them, else
+    computed (0.5 s for the Panda) and written there."""
+    key = None if cache_file is None else cache_file.stem
+    got: list = []
+    if read_entry(cache_file, key, "outer hulls", lambda z: got.append(_hulls_from(z, pieces))):
+        for p, o in zip(pieces, got[0], strict=True):
+            if o is not p.shape:
+                _OUTER[p.shape] = o
+        return got[0]
     outer = _compute_outer_hulls(pieces, label)
     if cache_file is not None:
-        counts, points, radii = [], [np.zeros((0, 3))], []
-        for o, p in zip(outer, pieces, strict=True):
-            own = o is p.shape  # the piece is its own outer hull: count 0
-            counts.append(0 if own else len(o.points))
-            radii.append(0.0 if own else float(o.radius))
-            if not own:
-                points.append(np.asarray(o.points, float))
-        buf = io.BytesIO()
-        np.savez(buf, counts=counts, points=np.concatenate(points), radii=radii)
-        write_cache_file(cache_file, lambda fh: fh.write(buf.getvalue()))
+        write_entry(cache_file, key, _hull_arrays(outer, pieces))
     return outer
 
 

@@ -21,12 +21,11 @@ fingers get a single cell.
 from __future__ import annotations
 
 import hashlib
-import io
 import logging
 
 import numpy as np
 
-from ..robot.cache import derived_cache_file, write_cache_file
+from ..robot.cache import derived_cache_file, read_entry, write_entry
 
 log = logging.getLogger(__name__)
 
@@ -69,28 +68,47 @@ def _cache_file(robot, key: str):
     return derived_cache_file(robot, f"pairtable-{key}.npz")
 
 
-def _load(robot, key: str) -> bool:
-    """Read the table `key` from the robot's cache into _TABLES; False when absent."""
-    f = _cache_file(robot, key)
-    if f is None or not f.is_file():
-        return False
-    try:
-        with np.load(f) as z:
-            axes = tuple(int(d) for d in z["axes"])
-            _TABLES[key] = (axes, z["lo"], z["w"], z["n"], z["lb"])
+def _table_from(z: dict, robot, axes: tuple) -> tuple:
+    """The table of a cache entry's arrays, when it is one for these axes of this robot:
+    a grid on the joints' limits of at most MAX_CELLS cells per axis, and a bound per cell,
+    finite and at most CAP; ValueError otherwise (a shorter bound array read past its end)."""
+    got = tuple(int(d) for d in z["axes"])
+    lo, w, n, lb = z["lo"], z["w"], z["n"], z["lb"]
+    m = len(axes)
+    if got != axes or lo.shape != (m,) or w.shape != (m,) or n.shape != (m,):
+        raise ValueError(f"it is a table over joints {got}, not {axes}")
+    if np.any(n < 1) or np.any(n > MAX_CELLS) or lb.shape != (int(np.prod(n)),):
+        raise ValueError(f"its grid of {n.tolist()} cells holds {lb.size} bounds")
+    span = np.array([robot.upper[d] - robot.lower[d] for d in axes], float)
+    lower = np.array([robot.lower[d] for d in axes], float)
+    if not (
+        np.array_equal(lo, lower)
+        and np.allclose(w * np.where(span > 0, n, 1), np.where(span > 0, span, 1))
+    ):
+        raise ValueError("its grid is not on the robot's joint limits")
+    if not np.all(np.isfinite(lb)) or np.any(lb > CAP):
+        raise ValueError("its bounds are not finite distances up to CAP")
+    return (axes, lo, w, n, lb)
+
+
+def _load(robot, key: str, axes: tuple) -> bool:
+    """Read the table `key` (over configuration indices `axes`) from the robot's cache into
+    _TABLES; False when absent or not usable (robot/cache.py `read_entry`)."""
+    got: list = []
+    if read_entry(_cache_file(robot, key), key, "self-pair table",
+                  lambda z: got.append(_table_from(z, robot, axes))):  # fmt: skip
+        _TABLES[key] = got[0]
         return True
-    except (OSError, ValueError, KeyError) as e:
-        log.warning("ignoring the unreadable self-pair table %s (%s); building it again", f, e)
-        return False
+    return False
 
 
 def _save(robot, key: str, table) -> None:
     f = _cache_file(robot, key)
     if f is not None:
         axes, lo, w, n, lb = table
-        buf = io.BytesIO()
-        np.savez(buf, axes=np.asarray(axes, np.int64), lo=lo, w=w, n=n, lb=lb)
-        write_cache_file(f, lambda fh: fh.write(buf.getvalue()))
+        write_entry(
+            f, key, {"axes": np.asarray(axes, np.int64), "lo": lo, "w": w, "n": n, "lb": lb}
+        )
 
 
 def _grid(robot, axes: tuple, weight: np.ndarray):
@@ -160,7 +178,7 @@ def pair_tables(robot, pairs, n_links: int, evaluate) -> dict:
             keys.append(None)
             continue
         keys.append(_key(robot_key, a, b))
-        if keys[j] not in _TABLES and not _load(robot, keys[j]):
+        if keys[j] not in _TABLES and not _load(robot, keys[j], tuple(sorted(weight))):
             groups.setdefault(tuple(sorted(weight)), []).append((j, a, b, weight))
     for axes, members in groups.items():
         tables = _build_group(robot, evaluate, n_links, axes, members)

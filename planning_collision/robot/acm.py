@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from ..stamps import announce, next_stamp
-from .cache import resolve_cache_dir, write_cache_file
+from .cache import read_json_entry, resolve_cache_dir, write_json_entry
 from .progress import Progress
 
 __all__ = [
@@ -203,6 +203,19 @@ def _acm_key(robot, n_samples, seed, always_fraction, q_def) -> str:
     return hashlib.sha256(json.dumps(desc, sort_keys=True).encode()).hexdigest()[:20]
 
 
+def _check_entry(robot, got: dict) -> None:
+    """ValueError unless a cached ACM entry holds a summary and pairs of the robot's links
+    (checked before any is allowed: a bad entry leaves the matrix as it was)."""
+    summary, allowed = got["summary"], got["allowed"]
+    if not isinstance(summary, dict) or not {"samples", "seed"} <= set(summary):
+        raise ValueError("its summary is incomplete")
+    for e in allowed:
+        a, b, why = e
+        robot.acm.is_allowed(a, b)  # ValueError for a link the robot lacks
+        if not isinstance(why, str):
+            raise ValueError(f"pair {a!r}, {b!r} has reason {why!r}")
+
+
 def cached_sample_acm(
     robot,
     cache_dir=None,
@@ -218,19 +231,14 @@ def cached_sample_acm(
     key = _acm_key(robot, n_samples, seed, always_fraction, q_def)
     d = resolve_cache_dir(cache_dir)
     f = None if d is None else d / f"acm-{key}.json"
-    if f is not None and f.is_file():
-        try:
-            got = json.loads(f.read_text(encoding="utf-8"))
-            if got.get("key") == key:
-                for a, b, why in got["allowed"]:
-                    robot.acm.allow(a, b, why)
-                return dict(got["summary"], cached=True)
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            log.warning("ignoring the unreadable ACM cache %s (%s); sampling again", f, e)
+    got = read_json_entry(f, key, "allowed-collision matrix", lambda g: _check_entry(robot, g))
+    if got is not None:
+        for a, b, why in got["allowed"]:
+            robot.acm.allow(a, b, why)
+        return dict(got["summary"], cached=True)
     before = {(a, b) for a, b, _ in robot.acm.entries()}
     summary = sample_acm(robot, n_samples, seed, always_fraction, q_def, progress)
     added = [e for e in robot.acm.entries() if (e[0], e[1]) not in before]
     if f is not None:
-        text = json.dumps({"key": key, "summary": summary, "allowed": added}, indent=1)
-        write_cache_file(f, lambda fh: fh.write(text.encode("utf-8")))
+        write_json_entry(f, key, {"summary": summary, "allowed": added})
     return dict(summary, cached=False)

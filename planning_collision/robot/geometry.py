@@ -16,7 +16,6 @@ import hashlib
 import logging
 import math
 import time
-import zipfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -24,9 +23,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ..geometry import Box, Convex, Cylinder, Shape, Sphere, shape_table
+from ..geometry.poses import as_pose
 from ..io.urdf import URDFData, URDFLinkError
 from ..kernels import layout as L
-from .cache import resolve_cache_dir, write_cache_file
+from .cache import read_entry, resolve_cache_dir, write_entry
 from .convexify import decompose_mesh, hull_volume, pieces_volume
 from .progress import Progress
 
@@ -202,8 +202,8 @@ _KIND_OF = {Sphere: L.SPHERE, Box: L.BOX, Cylinder: L.CYLINDER, Convex: L.CONVEX
 _REPORT_COLUMNS = ("mesh_volume", "model_volume", "has_mesh", "vertex_model_volume")
 
 
-def _save_geometry(f, key: str, pieces, report) -> None:
-    """Write the npz to the open binary file `f`."""
+def _geometry_arrays(pieces, report) -> dict:
+    """The cache entry's arrays of `pieces` and `report`."""
     n = len(pieces)
     params = np.zeros((n, 3))
     kinds = np.zeros(n, np.int32)
@@ -222,45 +222,54 @@ def _save_geometry(f, key: str, pieces, report) -> None:
             pts.append(np.asarray(s.points))
         pstart[i + 1] = pstart[i] + (len(s.points) if isinstance(s, Convex) else 0)
     rl = sorted(report)
-    np.savez_compressed(
-        f,
-        key=np.array(key),
-        link=np.array([pc.link for pc in pieces]),
-        kind=kinds,
-        params=params,
-        pose=np.array([pc.pose for pc in pieces]).reshape(n, 4, 4),
-        pstart=pstart,
-        points=np.concatenate(pts) if pts else np.zeros((0, 3)),
-        report_link=np.array(rl),
-        report=np.array(
+    return {
+        "link": np.array([pc.link for pc in pieces]),
+        "kind": kinds,
+        "params": params,
+        "pose": np.array([pc.pose for pc in pieces]).reshape(n, 4, 4),
+        "pstart": pstart,
+        "points": np.concatenate(pts) if pts else np.zeros((0, 3)),
+        "report_link": np.array(rl),
+        "report": np.array(
             [[float(report[k][c]) for c in _REPORT_COLUMNS] for k in rl], np.float64
         ).reshape(-1, len(_REPORT_COLUMNS)),
-    )
+    }
 
 
-def _load_geometry(path: Path, key: str):
-    with np.load(path, allow_pickle=False) as z:
-        if str(z["key"]) != key:
-            return None
-        pieces = []
-        for i, link in enumerate(z["link"]):
-            k = int(z["kind"][i])
-            p = z["params"][i]
-            if k == L.BOX:
-                s = Box(p)
-            elif k == L.CYLINDER:
-                s = Cylinder(p[0], p[1])
-            elif k == L.SPHERE:
-                s = Sphere(p[0])
-            else:
-                s = Convex(z["points"][z["pstart"][i] : z["pstart"][i + 1]])
-            pieces.append(LinkPiece(str(link), s, np.array(z["pose"][i])))
-        report = {
-            str(n): {c: float(x) for c, x in zip(_REPORT_COLUMNS, r, strict=True)}
-            for n, r in zip(z["report_link"], z["report"], strict=True)
-        }
-        for row in report.values():
-            row["has_mesh"] = bool(row["has_mesh"])
+def _geometry_from(z: dict, data: URDFData):
+    """(pieces, report) of a cache entry's arrays, every piece built (and so checked) as a
+    shape again, on the URDF's links; ValueError when they disagree with each other."""
+    n = len(z["link"])
+    if not (len(z["kind"]) == len(z["params"]) == len(z["pose"]) == n == len(z["pstart"]) - 1):
+        raise ValueError("its piece arrays have different lengths")
+    ps = z["pstart"]
+    if ps[0] != 0 or np.any(np.diff(ps) < 0) or ps[-1] != len(z["points"]):
+        raise ValueError("its piece point ranges do not cover its points")
+    if len(z["report_link"]) != len(z["report"]):
+        raise ValueError("its report has different lengths")
+    links = {lk.name for lk in data.links.values() if lk.collisions}
+    pieces = []
+    for i, link in enumerate(z["link"]):
+        if str(link) not in links:
+            raise ValueError(f"piece {i} is on link {str(link)!r}, which has no geometry")
+        k, p = int(z["kind"][i]), z["params"][i]
+        if k == L.BOX:
+            s = Box(p)
+        elif k == L.CYLINDER:
+            s = Cylinder(p[0], p[1])
+        elif k == L.SPHERE:
+            s = Sphere(p[0])
+        elif k == L.CONVEX:
+            s = Convex(z["points"][ps[i] : ps[i + 1]])
+        else:
+            raise ValueError(f"piece {i} has shape kind {k}")
+        pieces.append(LinkPiece(str(link), s, as_pose(z["pose"][i], f"piece {i} pose")))
+    report = {
+        str(n): {c: float(x) for c, x in zip(_REPORT_COLUMNS, r, strict=True)}
+        for n, r in zip(z["report_link"], z["report"], strict=True)
+    }
+    for row in report.values():
+        row["has_mesh"] = bool(row["has_mesh"])
     return pieces, report
 
 
@@ -275,23 +284,19 @@ def load_link_geometry(
     """`build_link_geometry` through the on-disk cache. Returns (pieces, report, key).
 
     `cache_dir`: None for the per-user cache, a directory, or False for none
-    (robot/cache.py). A cached model loads quietly; an unreadable cache file is rebuilt and
-    an unwritable directory only logs a warning.
+    (robot/cache.py). A cached model loads quietly; a cache entry that is damaged, of
+    another build or not consistent is rebuilt after one warning (robot/cache.py
+    `read_entry`), and an unwritable directory only logs a warning.
     """
     key = _geometry_key(data, hull_ratio, max_pieces)
     d = resolve_cache_dir(cache_dir)
     f = None if d is None else d / f"geometry-{key}.npz"
-    if f is not None and f.is_file():
-        try:
-            got = _load_geometry(f, key)
-        except (OSError, ValueError, KeyError, IndexError, EOFError, zipfile.BadZipFile) as e:
-            log.warning("ignoring the unreadable geometry cache %s (%s); rebuilding", f, e)
-            got = None
-        if got is not None:
-            log.debug("link models of %r from %s", label or data.name, f)
-            return (*got, key)
+    got: list = []
+    if read_entry(f, key, "link models", lambda z: got.append(_geometry_from(z, data))):
+        log.debug("link models of %r from %s", label or data.name, f)
+        return (*got[0], key)
     pieces, report = build_link_geometry(data, hull_ratio, max_pieces, progress, label)
-    if f is not None and write_cache_file(f, lambda fh: _save_geometry(fh, key, pieces, report)):
+    if f is not None and write_entry(f, key, _geometry_arrays(pieces, report), compressed=True):
         log.info("link models of %r cached in %s", label or data.name, f)
     return pieces, report, key
 
