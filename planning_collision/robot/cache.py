@@ -211,6 +211,8 @@ def read_entry(path, key: str, what: str, check=None) -> dict | None:
             raise ValueError(f"its arrays take {size} bytes, more than {MAX_ENTRY_BYTES}")
         with np.load(path, allow_pickle=False) as z:
             arrays = {name: z[name] for name in z.files}
+        if "checksum" not in arrays or "key" not in arrays:
+            raise ValueError("it has no key and checksum (an older version wrote it)")
         got_key, got_sum = str(arrays.pop("key")), str(arrays.pop("checksum"))
         if got_key != key:
             raise ValueError("it was built from other files or settings")
@@ -249,6 +251,8 @@ def read_json_entry(path, key: str, what: str, check=None) -> dict | None:
         payload = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(payload, dict):
             raise ValueError("it is not a JSON object")
+        if "checksum" not in payload:
+            raise ValueError("it has no checksum (an older version wrote it)")
         got_key, got_sum = payload.pop("key", None), payload.pop("checksum", None)
         if got_key != key:
             raise ValueError("it was built from other files or settings")
