@@ -2,6 +2,9 @@
 the tests make."""
 
 import math
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -123,7 +126,7 @@ def test_octomap_loading_refuses_missing_and_unreadable_files(tmp_path):
     for suffix in (".bt", ".ot"):
         bad = tmp_path / f"bad{suffix}"
         bad.write_bytes(b"not a map")
-        with pytest.raises(ValueError, match="could not read"):
+        with pytest.raises(ValueError, match=f"{bad}.*not an OctoMap"):
             load_octomap(bad)
     other = tmp_path / "map.txt"
     other.write_text("x")
@@ -134,3 +137,79 @@ def test_octomap_loading_refuses_missing_and_unreadable_files(tmp_path):
     empty.writeBinary(str(f).encode())
     with pytest.raises(ValueError, match="no occupied cell"):
         load_octomap(f)
+
+
+# Each hostile file in a fresh interpreter whose memory is capped at 2 GB (OctoMap itself
+# grew past 8 GB on the first one until the kernel killed it): prints the exception's type
+# and whether its message names the file.
+_HOSTILE = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+from planning_collision.io.sensors import load_octomap
+for f in sys.argv[1:]:
+    try:
+        load_octomap(f)
+        print("loaded", flush=True)
+    except Exception as e:
+        print(type(e).__name__, int(f in str(e)), flush=True)
+"""
+
+
+def _octomap_bytes(tmp_path, suffix):
+    tree = _octree([(0, 0, 0), (5, -3, 2), (40, 40, 40)], 0.05)
+    f = tmp_path / f"real{suffix}"
+    (tree.writeBinary if suffix == ".bt" else tree.write)(str(f).encode())
+    data = f.read_bytes()
+    start = data.index(b"data\n") + 5
+    return data[:start], data[start:]
+
+
+def _with_header(head: bytes, **fields) -> bytes:
+    for k, v in fields.items():
+        head = re.sub(rb"\n" + k.encode() + rb" [^\n]*\n", f"\n{k} {v}\n".encode(), head)
+    return head
+
+
+@pytest.mark.parametrize("suffix", [".bt", ".ot"])
+def test_octomap_files_that_lie_are_refused_by_name_before_anything_is_allocated(tmp_path, suffix):
+    """A valid header and 3 kB of random bytes made OctoMap grow past 8 GB; a truncated real
+    file and a resolution of 1e-300 gave MemoryError and ZeroDivisionError; an occupied leaf
+    near the root asks for 8^15 cells."""
+    pytest.importorskip("octomap")
+    head, body = _octomap_bytes(tmp_path, suffix)
+    rng = np.random.default_rng(3)
+    root_leaf = b"\x0a\x00" if suffix == ".bt" else b"\x00\x00\x80\x3f\x00"  # occupied
+    files = {
+        "random": head + rng.integers(0, 256, 3000, dtype=np.uint8).tobytes(),
+        "truncated": head + body[: len(body) // 2 + 1],
+        "tiny resolution": _with_header(head, res="1e-300") + body,
+        "node count": _with_header(head, size="7") + body,
+        "trailing bytes": head + body + b"\x00" * 10,
+        "near the root": _with_header(head, size=("5" if suffix == ".bt" else "1")) + root_leaf,
+        "header only": head,
+    }
+    paths = []
+    for name, data in files.items():
+        f = tmp_path / f"{name.replace(' ', '_')}{suffix}"
+        f.write_bytes(data)
+        paths.append(str(f))
+    r = subprocess.run(
+        [sys.executable, "-c", _HOSTILE, *paths], capture_output=True, text=True, timeout=600
+    )
+    got = r.stdout.splitlines()
+    assert r.returncode == 0 and len(got) == len(files), (got, r.stderr[-2000:])
+    assert got == ["ValueError 1"] * len(files), dict(zip(files, got, strict=False))
+
+
+def test_octomap_checks_pass_every_real_map(tmp_path, rng):
+    from planning_collision.io.octomap_files import check_octomap_file
+
+    cells = {tuple(c) for c in rng.integers(-200, 200, (3000, 3))}
+    block = {(i, j, k) for i in range(8) for j in range(8) for k in range(8)}  # prunes twice
+    tree = _octree(sorted(cells | block), 0.02)
+    for suffix in (".bt", ".ot"):
+        f = tmp_path / f"map{suffix}"
+        (tree.writeBinary if suffix == ".bt" else tree.write)(str(f).encode())
+        got = check_octomap_file(f)
+        assert got.nodes == tree.size() and got.resolution == 0.02
+        assert got.cells == len(cells | block) == len(load_octomap(f).cells)

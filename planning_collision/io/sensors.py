@@ -36,6 +36,7 @@ import numpy.typing as npt
 from ..geometry.clouds import VoxelGrid
 from ..geometry.poses import as_pose
 from ..geometry.validate import finite_scalar, positive_scalar, real_array
+from .octomap_files import check_octomap_file
 
 __all__ = ["depth_points", "intrinsics_matrix", "load_octomap"]
 
@@ -110,8 +111,11 @@ def load_octomap(path) -> VoxelGrid:
     """The occupied cells of an OctoMap file (``.bt`` binary or ``.ot`` full, as OctoMap
     writes them) as a `VoxelGrid` in the map's frame: cells of the map's resolution, a
     pruned (coarser) occupied leaf as all the cells it covers. Occupied means OctoMap's own
-    test (the tree's occupancy threshold). ValueError for a map with no occupied cell or a
-    file OctoMap cannot read; FileNotFoundError when there is no file."""
+    test (the tree's occupancy threshold). The file is checked before OctoMap reads it
+    (io/octomap_files.py: a stream that is not a tree, a resolution outside
+    [1e-6, 10,000] m, more than 20 million occupied cells). ValueError naming the file for
+    those, for a map with no occupied cell and for one OctoMap cannot read;
+    FileNotFoundError when there is no file."""
     try:
         import octomap
     except ImportError:
@@ -119,23 +123,22 @@ def load_octomap(path) -> VoxelGrid:
             'reading OctoMap files needs octomap-python: pip install -e ".[sensors]"'
         ) from None
     p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"no OctoMap file at {str(p)!r}")
+    checked = check_octomap_file(p)  # before OctoMap allocates what the file asks for
     raw = str(p).encode()
     if p.suffix == ".bt":
         tree = octomap.OcTree(0.1)
         ok = tree.readBinary(raw)
-    elif p.suffix == ".ot":
+    else:
         try:
             tree = octomap.OcTree.read(raw)
         except OSError:
             tree = None
         ok = tree is not None
-    else:
-        raise ValueError(f"OctoMap file {str(p)!r} must end in .bt (binary) or .ot (full)")
     if not ok:
         raise ValueError(f"OctoMap could not read {str(p)!r}")
     res = float(tree.getResolution())
+    if res != checked.resolution or tree.size() != checked.nodes:
+        raise ValueError(f"OctoMap read {str(p)!r} as another tree than the file holds")
     occupied, _ = tree.extractPointCloud()  # cell centres, pruned leaves expanded
     occupied = np.asarray(occupied, np.float64).reshape(-1, 3)
     if occupied.shape[0] == 0:
