@@ -286,3 +286,58 @@ def test_the_geometry_cache_is_keyed_by_file_contents(tmp_path):
     r3 = Robot.from_urdf(tmp_path / "free_flyer.urdf", cache_dir=tmp_path / "cache")
     assert r3.geometry_key != r1.geometry_key
     assert len(list((tmp_path / "cache").glob("geometry-*.npz"))) == 2
+
+
+_ONE_MESH = """<robot name="r">
+  <link name="base"><collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision></link>
+  <link name="arm"><collision><origin xyz="0 0 0.3"/>
+    <geometry><mesh filename="{f}" scale="{s}"/></geometry></collision></link>
+  <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+def _obj(path, v, f):
+    lines = [f"v {float(a)!r} {float(b)!r} {float(c)!r}" for a, b, c in v]
+    path.write_text("\n".join(lines + [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in f]) + "\n")
+
+
+def _box_with(change):
+    box = trimesh.creation.box((0.1, 0.1, 0.3))
+    v = np.array(box.vertices)
+    change(v)
+    return v, np.array(box.faces)
+
+
+@pytest.mark.parametrize(
+    "mesh, scale, match",
+    [
+        # an IndexError before; now the vertex is named
+        (_box_with(lambda v: v.__setitem__((3, 1), np.nan)), 1.0, r"vertex 3 is .*nan.*not finite"),
+        # a RuntimeError from the surface cover naming no link
+        ((np.array([[0, 0, 0], [1, 0, 0], [2, 0, 0.0]]), np.array([[0, 1, 2]])), 1.0,
+         r"none of its 1 triangles has an area"),
+        # loaded, then the checker failed on "Capsule.radius", a shape the user never made
+        (_box_with(lambda v: None), 1e-9, r"m across, below 1e-06 m"),
+        (_box_with(lambda v: None), 1e9, r"outside the working range"),
+        ((np.eye(3), np.array([[0, 1, 7]])), 1.0, r"index 7 is out of bounds"),
+    ],
+)  # fmt: skip
+def test_a_link_mesh_that_is_no_geometry_is_refused_naming_the_link_and_the_file(
+    tmp_path, mesh, scale, match
+):
+    _obj(tmp_path / "m.obj", *mesh)
+    urdf = tmp_path / "r.urdf"
+    urdf.write_text(_ONE_MESH.format(f="m.obj", s=f"{scale} {scale} {scale}"))
+    with pytest.raises(ValueError, match=rf"link 'arm': (cannot read )?mesh '.*m\.obj': .*{match}"):
+        Robot.from_urdf(urdf, cache_dir=False, compute_acm=False)
+
+
+def test_the_smallest_link_mesh_taken_gives_a_checker(tmp_path):
+    import planning_collision as pc
+
+    _obj(tmp_path / "m.obj", *_box_with(lambda v: None))
+    urdf = tmp_path / "r.urdf"
+    urdf.write_text(_ONE_MESH.format(f="m.obj", s="1e-5 1e-5 1e-5"))  # 3.3 um across
+    robot = Robot.from_urdf(urdf, cache_dir=False, compute_acm=False)
+    assert pc.CollisionChecker(robot, pc.Scene()).is_valid(np.zeros(1))

@@ -26,23 +26,30 @@ from ..geometry import Box, Convex, Cylinder, Shape, Sphere, shape_table
 from ..geometry.poses import as_pose
 from ..io.urdf import URDFData, URDFLinkError
 from ..kernels import layout as L
+from ..kernels.tolerances import DEGENERATE_AREA, WORLD_LIMIT
 from .cache import read_entry, resolve_cache_dir, write_entry
 from .convexify import decompose_mesh, hull_volume, pieces_volume
 from .progress import Progress
 
 __all__ = [
     "GEOMETRY_VERSION",
+    "MIN_MESH_SIZE",
     "CollisionModel",
     "LinkPiece",
     "build_link_geometry",
     "collision_model",
     "link_radii",
     "load_link_geometry",
+    "mesh_problem",
     "read_collision_mesh",
     "shape_volume",
 ]
 
 log = logging.getLogger(__name__)
+
+# A link mesh smaller than this across (m, scaled) is refused: below the tolerances' scale,
+# its pieces' bounding capsules came out of zero radius (a box mesh scaled 1e-8).
+MIN_MESH_SIZE = 1e-6
 
 # Bump when the geometry builder changes what it produces: old caches then miss.
 # 3: pieces contain the whole mesh surface, not only its vertices (robot/convexify.py).
@@ -109,7 +116,46 @@ def read_collision_mesh(data: URDFData, link: str, c) -> tuple[np.ndarray, np.nd
     if len(m.faces) == 0:
         raise URDFLinkError(f"{data.path}: link {link!r}: mesh {c.filename!r} has no faces")
     v = np.asarray(m.vertices, float) * np.asarray(c.scale, float)
-    return v, np.asarray(m.faces, np.int64)
+    f = np.asarray(m.faces, np.int64)
+    problem = mesh_problem(v, f, c.scale)
+    if problem:
+        raise URDFLinkError(f"{data.path}: link {link!r}: mesh {c.filename!r}: {problem}")
+    return v, f
+
+
+def mesh_problem(v: np.ndarray, f: np.ndarray, scale=(1.0, 1.0, 1.0)) -> str | None:
+    """What makes a link mesh (vertices (n, 3) scaled, faces (m, 3)) no collision geometry,
+    or None: a face indexing no vertex, a vertex that is not finite, a size outside the
+    working range or below `MIN_MESH_SIZE`, no triangle of positive area."""
+    scale = [float(x) for x in scale]
+    if f.ndim != 2 or f.shape[1] != 3 or f.min() < 0 or f.max() >= len(v):
+        return f"its faces index vertices outside its {len(v)} vertices"
+    bad = np.flatnonzero(~np.isfinite(v).all(axis=1))
+    if bad.size:
+        return f"vertex {int(bad[0])} is {v[bad[0]].tolist()} (not finite)"
+    used = v[np.unique(f)]
+    lo, hi = used.min(axis=0), used.max(axis=0)
+    far = float(np.abs(used).max())
+    if far > WORLD_LIMIT:
+        return (
+            f"scaled by {scale} it reaches {far:g} m, outside the working range "
+            f"(+-{WORLD_LIMIT:g} m)"
+        )
+    size = float(np.linalg.norm(hi - lo))
+    if size < MIN_MESH_SIZE:
+        return (
+            f"scaled by {scale} it is {size:g} m across, below {MIN_MESH_SIZE:g} m (a "
+            "scale for millimetres on a mesh in metres?)"
+        )
+    a, b, c = v[f[:, 0]], v[f[:, 1]], v[f[:, 2]]
+    area = 0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
+    if not np.any(area > DEGENERATE_AREA):
+        return f"none of its {len(f)} triangles has an area (all below {DEGENERATE_AREA:g} m^2)"
+    return None
+
+
+def _centre(p: np.ndarray) -> np.ndarray:
+    return 0.5 * (p.min(axis=0) + p.max(axis=0))
 
 
 def _primitive(c) -> Shape:
@@ -137,17 +183,22 @@ def _link_pieces(data: URDFData, lk, hull_ratio: float, max_pieces: int, memo: d
         has_mesh = True
         key = (str(c.filename), tuple(float(x) for x in c.scale))
         got = memo.get(key)
-        if got is None:
-            v, f = read_collision_mesh(data, lk.name, c)
-            name = Path(c.filename).name
-            got = memo[key] = decompose_mesh(
-                v, f, hull_ratio, max_pieces, note=lambda m, n=name: note(f"{n}: {m}")
-            )
+        where = f"{data.path}: link {lk.name!r}: mesh {c.filename!r}"
+        try:  # a mesh that passed `mesh_problem` and still fails is named, not a traceback
+            if got is None:
+                v, f = read_collision_mesh(data, lk.name, c)
+                name = Path(c.filename).name
+                got = memo[key] = decompose_mesh(
+                    v, f, hull_ratio, max_pieces, note=lambda m, n=name: note(f"{n}: {m}")
+                )
+            shapes = [(Convex(p - _centre(p)), _centre(p)) for p in got.pieces]
+        except (RuntimeError, ValueError, IndexError) as e:
+            if isinstance(e, URDFLinkError):
+                raise
+            raise URDFLinkError(f"{where}: no convex pieces: {type(e).__name__}: {e}") from e
         mesh_vol += got.mesh_volume
         vertex_vol += pieces_volume(got.vertex_pieces)
-        for p in got.pieces:
-            ctr = 0.5 * (p.min(axis=0) + p.max(axis=0))
-            s = Convex(p - ctr)
+        for s, ctr in shapes:
             pieces.append(LinkPiece(lk.name, s, c.origin @ _translation(ctr)))
             model_vol += shape_volume(s)
     row = {
