@@ -180,7 +180,11 @@ class Scene:
         (MoveIt's text format), or any mesh file trimesh loads (one Mesh obstacle)."""
         from .io.scene_files import load_scene
 
-        return cls.from_records(load_scene(path), min_size=min_size)
+        records = load_scene(path)
+        try:
+            return cls.from_records(records, min_size=min_size)
+        except ValueError as e:  # an object the records hold but the scene cannot take
+            raise ValueError(f"{path}: {e}") from None
 
     def to_file(self, path) -> None:
         """Write the scene as ``.json`` (every shape kind) or ``.scene`` (MoveIt; convex

@@ -199,6 +199,11 @@ def test_moveit_new_format_object_pose_subframes_and_plane(tmp_path):
             "s\n* a\n1\nmesh\n3 1\n0 0 0\n1 0 0\n2 0 0\n0 1 2\n0 0 0\n0 0 0 1\n0 0 0 0\n.\n",
             r":4: mesh: Mesh.faces\[0\].*degenerate",
         ),
+        (  # a TypeError from numpy's isfinite before
+            "s\n* a\n1\nmesh\n3 1\n0 0 0\n1 0 0\n0 1 0\n0 1 100000000000000000000\n"
+            "0 0 0\n0 0 0 1\n0 0 0 0\n.\n",
+            r":4: mesh: Mesh.faces\[0\] = \[0.0, 1.0, 1e\+20\] indexes outside the 3 vertices",
+        ),
     ],
 )
 def test_malformed_moveit_scene_errors_name_the_line(tmp_path, text, match):
@@ -343,3 +348,22 @@ def test_mesh_files_load_as_obstacles_directly_and_from_json(tmp_path, rng):
     (tmp_path / "junk.stl").write_text("solid nothing\nendsolid\n")
     with pytest.raises(ValueError, match="junk.stl"):
         Scene.from_file(tmp_path / "junk.stl")
+
+
+@pytest.mark.parametrize("suffix", [".json", ".scene"])
+def test_an_object_crossing_the_working_range_in_a_file_is_refused_naming_the_file(
+    tmp_path, suffix
+):
+    """Refused before, but without the file's name: 'obstacle 'wall' reaches from ...'."""
+    x = 9999.8  # the pose is in range, the box's far side is not
+    f = tmp_path / f"far{suffix}"
+    if suffix == ".json":
+        box = {"type": "box", "extents": [1, 1, 1]}
+        wall = {"name": "wall", "pose": {"position": [x, 0, 0]}, "shape": box}
+        f.write_text(json.dumps({"format": "planning_collision.scene", "version": 1,
+                                 "objects": [wall]}))  # fmt: skip
+    else:
+        f.write_text(f"s\n* wall\n{x} 0 0\n0 0 0 1\n1\nbox\n1 1 1\n0 0 0\n0 0 0 1\n"
+                     "0 0 0 0\n0\n.\n")  # fmt: skip
+    with pytest.raises(ValueError, match=rf"{f}: obstacle 'wall' reaches from .* working range"):
+        Scene.from_file(f)

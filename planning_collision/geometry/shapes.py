@@ -272,18 +272,27 @@ class Mesh(Shape):
             raise ValueError(f"Mesh.faces must have shape (m, 3), got {f_raw.shape}")
         if f_raw.shape[0] == 0:
             raise ValueError("Mesh.faces is empty: a mesh needs at least one triangle")
-        if not np.issubdtype(f_raw.dtype, np.integer):
-            if not np.all(np.isfinite(f_raw)) or not np.all(f_raw == np.round(f_raw)):
-                raise ValueError(
-                    f"Mesh.faces must hold integer vertex indices, got dtype {f_raw.dtype}"
-                )
-        f = np.ascontiguousarray(f_raw, dtype=np.int64)
-        bad = np.flatnonzero((f < 0).any(axis=1) | (f >= v.shape[0]).any(axis=1))
+        if f_raw.dtype.kind == "O":  # Python ints beyond int64 (a file's 10^20), or worse
+            try:
+                f_raw = np.asarray(f_raw.tolist(), dtype=np.float64)
+            except (TypeError, ValueError, OverflowError):
+                what = f"integer vertex indices, got {self.faces!r}"
+                raise ValueError(f"Mesh.faces must hold {what}") from None
+        if f_raw.dtype.kind not in "iuf" or (
+            f_raw.dtype.kind == "f"
+            and not (np.all(np.isfinite(f_raw)) and np.all(f_raw == np.round(f_raw)))
+        ):
+            raise ValueError(
+                f"Mesh.faces must hold integer vertex indices, got dtype {f_raw.dtype}"
+            )
+        # the range before the conversion: an index beyond int64 would wrap around
+        bad = np.flatnonzero((f_raw < 0).any(axis=1) | (f_raw >= v.shape[0]).any(axis=1))
         if bad.size:
             raise ValueError(
-                f"Mesh.faces[{bad[0]}] = {f[bad[0]].tolist()} indexes outside the "
+                f"Mesh.faces[{bad[0]}] = {f_raw[bad[0]].tolist()} indexes outside the "
                 f"{v.shape[0]} vertices"
             )
+        f = np.ascontiguousarray(f_raw, dtype=np.int64)
         tri = v[f]
         area2 = np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
         bad = np.flatnonzero(area2 < 2.0 * DEGENERATE_AREA)
