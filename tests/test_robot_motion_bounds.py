@@ -260,3 +260,41 @@ def test_local_bound_holds_around_the_posed_configuration(name, rng):
     if not NO_JIT and name != "free_flyer":
         assert tighter[0] > 0.5 * total, f"{name}: local rate below mu on {tighter[0]}/{total}"
         assert tighter[1] > 0.5 * total, f"{name}: S below A on {tighter[1]}/{total}"
+
+
+def _chain_urdf(path, n: int):
+    """A chain of n box links joined by revolute joints about alternating axes."""
+    box = '<box size="0.04 0.04 0.1"/>'
+    box = f'<collision><origin xyz="0 0 0.05"/><geometry>{box}</geometry></collision>'
+    links = [f'<link name="l{i}">{box}</link>' for i in range(n)]
+    joints = [
+        f'<joint name="j{i}" type="revolute"><parent link="l{i - 1}"/><child link="l{i}"/>'
+        f'<origin xyz="0 0 0.1"/><axis xyz="{i % 2} {(i + 1) % 2} 0"/>'
+        '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+        for i in range(1, n)
+    ]
+    path.write_text(f'<robot name="chain{n}">{"".join(links + joints)}</robot>')
+    return path
+
+
+def test_a_long_chain_gets_its_checker_in_work_quadratic_in_its_links(tmp_path):
+    """A 100-link chain took 218 s to its first checker: each link's and each pair's motion
+    bound rows summed the joints' reaches again for every joint (O(n^4) Python). Counted,
+    not timed: the Python calls building a checker's model for 20 and 40 links (143,253 and
+    1,954,643 before: x13.6; now 29,136 and 154,376)."""
+    import cProfile
+    import pstats
+
+    import planning_collision as pc
+
+    calls = []
+    for n in (6, 20, 40):  # the first loads the kernels: not counted
+        robot = pc.Robot.from_urdf(
+            _chain_urdf(tmp_path / f"c{n}.urdf", n), cache_dir=False, compute_acm=False
+        )
+        prof = cProfile.Profile()
+        prof.enable()
+        pc.CollisionChecker(robot, pc.Scene(), self_tables=False)
+        prof.disable()
+        calls.append(pstats.Stats(prof).total_calls)
+    assert calls[2] / calls[1] < 8, calls  # n^2 pairs with n-long chains; was n^4

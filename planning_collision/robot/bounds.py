@@ -24,6 +24,19 @@ from ..kernels.fk import FIXED, PRISMATIC, RobotModel
 __all__ = ["MotionBoundTables"]
 
 
+def _reach_steps(m: RobotModel) -> np.ndarray:
+    """(n_links,) how far each link's joint can carry what hangs on it: the length of its
+    offset, plus a prismatic joint's largest travel (held value, limits, mimic map)."""
+    steps = np.linalg.norm(m.origin[:, :3, 3], axis=1)
+    for k in np.flatnonzero(m.jtype == PRISMATIC):
+        d = m.qidx[k]
+        v = abs(m.offset[k])
+        if d >= 0:
+            v += abs(m.mult[k]) * max(abs(m.lower[d]), abs(m.upper[d]))
+        steps[k] += v
+    return steps
+
+
 class MotionBoundTables:
     """The R rows of a robot's links and link pairs (module doc)."""
 
@@ -31,18 +44,24 @@ class MotionBoundTables:
         self.model = model
         self.link_radius = np.asarray(link_radius, np.float64)
         self.dof = int(dof)
+        self._chains: dict[int, list[int]] = {}
+        self._reach = _reach_steps(model)
         rows = [self.speed_row(int(i), -1) for i in collision_links]
         self.links = np.ascontiguousarray(np.array(rows).reshape(len(rows), self.dof))
         self.links.setflags(write=False)
         self._pairs: dict[tuple[int, int], np.ndarray] = {}
 
     def chain(self, i: int) -> list[int]:
-        """Links from the root to i, inclusive."""
-        out = []
-        while i >= 0:
-            out.append(i)
-            i = int(self.model.parent[i])
-        return out[::-1]
+        """Links from the root to i, inclusive (kept: a robot's tables ask for each link's
+        chain once per pair it is in)."""
+        got = self._chains.get(i)
+        if got is None:
+            out, k = [], i
+            while k >= 0:
+                out.append(k)
+                k = int(self.model.parent[k])
+            got = self._chains[i] = out[::-1]
+        return got
 
     def lowest_common_ancestor(self, a: int, b: int) -> int:
         lca = -1
@@ -51,20 +70,6 @@ class MotionBoundTables:
                 break
             lca = x
         return lca
-
-    def _joint_reach(self, path: list[int]) -> float:
-        """Upper bound on |translation| contributed by the joints of links path[1:]."""
-        m = self.model
-        s = 0.0
-        for k in path[1:]:
-            s += float(np.linalg.norm(m.origin[k, :3, 3]))
-            if m.jtype[k] == PRISMATIC:
-                d = m.qidx[k]
-                v = abs(m.offset[k])
-                if d >= 0:
-                    v += abs(m.mult[k]) * max(abs(m.lower[d]), abs(m.upper[d]))
-                s += v
-        return s
 
     def terms(self, i: int, below: int) -> list[tuple[int, int, float, float]]:
         """The moving joints on link i's chain strictly below link `below` (-1: all), root
@@ -75,6 +80,9 @@ class MotionBoundTables:
         out = []
         chain = self.chain(i)
         start = chain.index(below) + 1 if below >= 0 else 0
+        # the reach of the joints after each position, all at once (a sum per position made
+        # a 100-link chain's tables cost O(n^4): minutes before its first checker)
+        after = np.cumsum(self._reach[chain][::-1])[::-1]  # after[pos]: chain[pos:]'s steps
         for pos in range(start, len(chain)):
             k = chain[pos]
             d = int(m.qidx[k])
@@ -83,8 +91,8 @@ class MotionBoundTables:
             if m.jtype[k] == PRISMATIC:
                 out.append((-1, d, abs(float(m.mult[k])), 1.0))
             else:
-                r = self._joint_reach(chain[pos:]) + self.link_radius[i]
-                out.append((k, d, abs(float(m.mult[k])), r))
+                reach = float(after[pos + 1]) if pos + 1 < len(chain) else 0.0
+                out.append((k, d, abs(float(m.mult[k])), reach + self.link_radius[i]))
         return out
 
     def speed_row(self, i: int, below: int) -> npt.NDArray[np.float64]:
