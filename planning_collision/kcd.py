@@ -23,16 +23,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .bvh import build_bvh, sah_bvh_forest
+from .bvh import overlap_groups, sah_bvh_forest
 from .geometry.poses import as_poses
 from .geometry.shapes import ConvexShape, Halfspace, Shape
-from .kernels.bvh import (
-    STACK_SIZE,
-    FlatBVH,
-    overlap_components,
-    overlap_components_brute,
-    wide_tree,
-)
+from .kernels.bvh import FlatBVH, wide_tree
 from .kernels.layout import ShapeTable
 from .kernels.traversal import FlatScene
 from .primitives import (
@@ -56,8 +50,6 @@ __all__ = [
     "object_parts",
 ]
 
-# Below this many boxes, grouping tests all pairs instead of building a tree first.
-_BRUTE_GROUPING = 64
 # A KCD node with more children than this gets a wide BVH over them instead (a traversal
 # pushes all children of a node at once: the fan-out bounds the stack it needs).
 FANOUT = 8
@@ -117,24 +109,6 @@ def object_parts(shape, T, where: str) -> list:
     )
 
 
-def _components(lo: np.ndarray, hi: np.ndarray) -> tuple[int, np.ndarray]:
-    """Connected components of the AABB-overlap graph of boxes (lo, hi)."""
-    n = lo.shape[0]
-    if n == 1:
-        return 1, np.zeros(1, np.int64)
-    labels = np.empty(n, np.int64)
-    if n <= _BRUTE_GROUPING:
-        k = overlap_components_brute(lo, hi, np.zeros(n, np.int32), labels)
-        return int(k), labels
-    tree = build_bvh(lo, hi)
-    k = overlap_components(
-        tree, 0, lo, hi, np.zeros(n, np.int32), np.empty(STACK_SIZE, np.int32), labels
-    )
-    if k < 0:  # cannot happen for a median-split tree; guard the kernel's contract
-        raise RuntimeError("BVH traversal stack overflow while grouping")
-    return int(k), labels
-
-
 def _kt_tree(items: np.ndarray, lo: np.ndarray, hi: np.ndarray, base: int):
     """KCD nodes for a wide SAH BVH (kernels.bvh.wide_tree) over the nodes `items` (two or
     more; boxes lo, hi): each node has up to WIDTH children. Node ids start at `base` (the
@@ -169,7 +143,7 @@ def _object_primitives(parts, min_size: float | None) -> tuple[Primitives, int]:
 def _group_bvhs(lo: np.ndarray, hi: np.ndarray, bidx: np.ndarray):
     """Level 1: groups are the overlap components of the bounded primitives (boxes lo, hi;
     their indices bidx in the block), one BVH each. Returns (bvh forest, roots, ngroups)."""
-    ngroups, labels = _components(lo, hi)
+    ngroups, labels = overlap_groups(lo, hi)
     if bidx.size == 1:
         one = np.ones(1, np.int32)
         bvh = FlatBVH(lo.copy(), hi.copy(), -one, -one, 0 * one, one, 0 * one)
@@ -207,7 +181,7 @@ def _merge_level(lv: _Levels, cur: np.ndarray) -> np.ndarray | None:
     when no two boxes of this level overlap."""
     clo = np.concatenate(lv.lo)[cur]
     chi = np.concatenate(lv.hi)[cur]
-    k, lab = _components(clo, chi)
+    k, lab = overlap_groups(clo, chi)
     if k == cur.size:
         return None
     sizes = np.bincount(lab, minlength=k)
