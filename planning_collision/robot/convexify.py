@@ -59,6 +59,7 @@ __all__ = [
     "convexify_mesh",
     "cover_surface",
     "decompose_mesh",
+    "distinct_faces",
     "hull_planes",
     "hull_vertices",
     "hull_volume",
@@ -312,6 +313,18 @@ def _component_pieces(
     return _cover_vertices(cand, v)
 
 
+def distinct_faces(v: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """The faces f (m, 3) without repeats: a triangle of the same three points (however its
+    vertices are indexed or ordered) is kept once, the first time, in order. A mesh of one
+    triangle repeated 64k times was 64k components, so 64k pieces in 91 s."""
+    if len(f) < 2:
+        return f
+    _, point = np.unique(v[f].reshape(-1, 3), axis=0, return_inverse=True)
+    key = np.sort(point.reshape(-1, 3), axis=1)
+    _, first = np.unique(key, axis=0, return_index=True)
+    return f if len(first) == len(f) else f[np.sort(first)]
+
+
 def decompose_mesh(
     vertices,
     faces,
@@ -329,7 +342,7 @@ def decompose_mesh(
 
     note = note if note is not None else (lambda message: None)
     v_in = np.asarray(vertices, np.float64).reshape(-1, 3)
-    f_in = np.asarray(faces, np.int64).reshape(-1, 3)
+    f_in = distinct_faces(v_in, np.asarray(faces, np.int64).reshape(-1, 3))
     mesh = trimesh.Trimesh(v_in, f_in, process=True)
     mesh_volume = _volume(mesh) if mesh.is_watertight else hull_volume(mesh.vertices)
     pieces = []
