@@ -20,12 +20,16 @@ Parts (all by default; the Panda, self-collision on, in the shipped bookshelf sc
 - ``shapes``: every shape built from random arguments (sizes from 1e-9 to 1e300, negative,
   NaN, bools, strings, complex, wrong shapes) and added to a scene at random poses: built
   and answered, or refused by a ValueError or TypeError naming the field.
-- ``files``: the bookshelf scene file with a value replaced by anything JSON holds or its
-  bytes corrupted: loaded, or refused by a ValueError naming the file.
+- ``files``: the bookshelf scene file (JSON, or MoveIt's .scene) with a value replaced by
+  anything it can hold or its bytes corrupted: loaded, or refused by a ValueError naming
+  the file (demos/dev/fuzz_io.py).
 - ``threads``: ``--seconds`` of threads calling batches, states, edges and scene queries
   while the main thread adds and removes a point cloud every few ms: every answer must be
   the answer without the cloud or with it (a batch wholly one or the other), and the
   process must survive.
+- ``processes`` and ``caches``: worker processes (fork after numba's threads and with locks
+  held, spawn and Ray workers editing a pickled robot's ACM, the workqueue threading layer)
+  and damaged or foreign model-cache entries: demos/dev/fuzz_io.py says how.
 - ``memory``: 1,000 solves (a new setup each, one checker), 500 checkers built and dropped,
   2,000 scene edits with a query after each, each in four rounds: the memory Python and
   numpy hold after each round (tracemalloc; more than 1 MB of growth from the second round
@@ -40,17 +44,17 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import math
-import tempfile
 import threading
 import time
 from importlib.resources import files as _files
-from pathlib import Path
 
 import numpy as np
 
+from demos.dev.fuzz_io import fuzz_caches, fuzz_files, fuzz_processes
+
 PARTS = ("configs", "floors", "edges", "shapes", "files", "threads", "memory")
+PARTS += ("processes", "caches")
 FINGERS = {"panda_finger_joint1": 0.04, "panda_finger_joint2": 0.04}
 
 
@@ -360,66 +364,6 @@ def fuzz_shapes(n: int, rng) -> Tally:
     return t
 
 
-# ---- files ---------------------------------------------------------------------------
-
-
-def fuzz_files(n: int, rng) -> Tally:
-    import planning_collision as pc
-    from planning_collision.io.scene_files import load_scene
-
-    t = Tally("files")
-    doc = json.loads((_files("planning_collision") / "data" / "bookshelf.json").read_text())
-    paths = list(_json_paths(doc))
-    odd = [True, False, None, "x", 10**400, 1e300, -1.0, 0, [], {}, [[1, 2]], [True] * 3, "NaN"]
-    with tempfile.TemporaryDirectory() as d:
-        f = Path(d) / "scene.json"
-        for _ in range(n):
-            if rng.random() < 0.8:
-                path = paths[int(rng.integers(len(paths)))]
-                v = odd[int(rng.integers(len(odd)))]
-                raw = json.dumps(_replaced(doc, path, v)).encode()
-            else:
-                raw = json.dumps(doc).encode()
-                i = int(rng.integers(len(raw)))
-                raw = (
-                    raw[:i]
-                    + rng.bytes(int(rng.integers(0, 6)))
-                    + raw[i + int(rng.integers(0, 6)) :]
-                )
-            f.write_bytes(raw)
-            try:
-                pc.Scene.from_records(load_scene(f))
-                t.ok("loaded")
-            except (ValueError, FileNotFoundError) as e:
-                if str(f) in str(e) or "obstacle" in str(e):
-                    t.ok("refused by name")
-                else:
-                    t.bad(f"not naming the file: {e}")
-            except Exception as e:  # noqa: BLE001
-                t.bad(f"{type(e).__name__}: {e}")
-    return t
-
-
-def _json_paths(v, at=()):
-    if at:
-        yield at
-    if isinstance(v, dict):
-        for k, x in v.items():
-            yield from _json_paths(x, (*at, k))
-    elif isinstance(v, list):
-        for i, x in enumerate(v[:3]):
-            yield from _json_paths(x, (*at, i))
-
-
-def _replaced(doc, path, value):
-    doc = json.loads(json.dumps(doc))
-    d = doc
-    for k in path[:-1]:
-        d = d[k]
-    d[path[-1]] = value
-    return doc
-
-
 # ---- threads -------------------------------------------------------------------------
 
 
@@ -564,6 +508,8 @@ def main(argv=None) -> int:
     p.add_argument("--seconds", type=float, default=20.0, help="per threads run (default 20)")
     p.add_argument("--repeats", type=int, default=3, help="threads runs (default 3)")
     p.add_argument("--memory", type=int, default=1_000, help="solves (memory part)")
+    p.add_argument("--processes", type=int, default=40, help="fork and spawn rounds")
+    p.add_argument("--caches", type=int, default=300, help="damaged cache entries")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     rng = np.random.default_rng(args.seed)
@@ -575,7 +521,9 @@ def main(argv=None) -> int:
             if part == "threads":
                 t = fuzz_threads(args.seconds, rng)
             else:
-                t = globals()[f"fuzz_{part}"](getattr(args, part), rng)
+                run = {"processes": fuzz_processes, "caches": fuzz_caches, "files": fuzz_files}
+                run = run.get(part)
+                t = (run or globals()[f"fuzz_{part}"])(getattr(args, part), rng)
             print(t.report(), f"[{time.perf_counter() - t0:.0f} s]", flush=True)
             total += t.inputs
             violations += t.counts["VIOLATION"]
