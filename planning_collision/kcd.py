@@ -426,7 +426,7 @@ def _concat_trees(blocks: Sequence[ObjectBlock], boff: np.ndarray) -> tuple[_Tre
 
 def _one_node(b: ObjectBlock) -> bool:
     """True when object block b is one bounded primitive: one BVH node, one KCD node (its
-    group leaf, its top), as `one_primitive_objects` makes them."""
+    group leaf, its top), as `one_node_block` makes them."""
     return (
         b.kt_lo.shape[0] == 1
         and b.bvh.lo.shape[0] == 1

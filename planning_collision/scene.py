@@ -12,6 +12,7 @@
     scene.min_distance(pc.Sphere(0.05), T)            # DistanceResult(..., id=table)
     scene.distances(pc.Sphere(0.05), T, max_distance=0.5)  # [(id, DistanceResult), ...]
     scene = pc.Scene.from_file("cell.json")           # also MoveIt .scene and mesh files
+    scene.replace_all(pc.ObstacleArrays.boxes(extents, T))   # every obstacle, at once
 
 **Objects.** ``add(shape, T, name)`` takes any shape (convex shapes, ``Halfspace``, ``Mesh``,
 ``PointCloud``, ``VoxelGrid``) or a *compound*: a list of ``(shape, T_object_part)`` pairs
@@ -21,7 +22,10 @@ in milliseconds), so a bad object raises there and leaves the scene unchanged.
 ``replace(id, shape, T)`` and ``update_cloud(id, points)`` swap one object for a new one
 under the same id in one edit (a sensor's next frame: docs/clouds.md). Edits never regroup
 other objects: the next query only redoes the top tree over all objects and the
-concatenation into the flat form (a few ms).
+concatenation into the flat form (a few ms). Spheres, capsules, boxes, cylinders and cones
+given as arrays (`ObstacleArrays`) replace every obstacle in one edit (`replace_all`,
+`from_arrays`): compiled at once by compiled loops, their shape objects made only when
+asked for (scene_arrays.py) — a new scene per planning problem in ~0.1 ms.
 
 A scene is a model: queries write nothing in it. Their scratch memory is a `Workspace`
 (workspace.py) that the caller passes, or the calling thread's own.
@@ -240,8 +244,8 @@ class Scene:
         """Add ``(shape, T, name)`` obstacles at once (each as `add` takes it); returns
         their ids. One edit: a query in another thread sees all of them or none. Objects
         that are one sphere, box, capsule, cylinder or cone are compiled together
-        (kcd.one_primitive_objects; a MotionBenchMaker scene builds several times faster
-        than by `add`). A bad object raises ValueError/TypeError naming it (its name, or
+        (primitives.primitive_block; a MotionBenchMaker scene builds several times faster
+        than by `add`; `replace_all` of their arrays, faster still). A bad object raises ValueError/TypeError naming it (its name, or
         ``objects[k]``), and nothing is added."""
         objects = [tuple(o) for o in objects]
         for k, o in enumerate(objects):

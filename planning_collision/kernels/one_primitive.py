@@ -4,7 +4,7 @@ table rows, world boxes and the flat form's trees, written by two compiled loops
 A MotionBenchMaker problem is 7-30 such objects, and a planner that takes a new scene per
 problem builds them for every problem: as numpy calls by kind (~60 of them) and per-object
 concatenations they cost ~0.5 ms, as these loops a few microseconds. Both the per-object
-path (kcd.one_primitive_objects, kcd.flatten) and the array path (scene.py `from_arrays`,
+path (scene.py `add_many`, kcd.flatten) and the array path (scene.py `from_arrays`,
 `replace_all`) call them, so the two build the same arrays, bit for bit.
 
 - `primitive_rows`: each object's `ShapeTable` row (kernels/layout.py) and its world AABB,
