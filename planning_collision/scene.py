@@ -24,8 +24,7 @@ under the same id in one edit (a sensor's next frame: docs/clouds.md). Edits nev
 other objects: the next query only redoes the top tree over all objects and the
 concatenation into the flat form (a few ms). Spheres, capsules, boxes, cylinders and cones
 given as arrays (`ObstacleArrays`) replace every obstacle in one edit (`replace_all`,
-`from_arrays`): compiled at once by compiled loops, their shape objects made only when
-asked for (scene_arrays.py) — a new scene per planning problem in ~0.1 ms.
+`from_arrays`), compiled at once, their shape objects made when asked for (scene_arrays.py).
 
 A scene is a model: queries write nothing in it. Their scratch memory is a `Workspace`
 (workspace.py) that the caller passes, or the calling thread's own.
@@ -245,8 +244,9 @@ class Scene:
         their ids. One edit: a query in another thread sees all of them or none. Objects
         that are one sphere, box, capsule, cylinder or cone are compiled together
         (primitives.primitive_block; a MotionBenchMaker scene builds several times faster
-        than by `add`; `replace_all` of their arrays, faster still). A bad object raises ValueError/TypeError naming it (its name, or
-        ``objects[k]``), and nothing is added."""
+        than by `add`; `replace_all` of their arrays, faster still). A bad object raises
+        ValueError/TypeError naming it (its name, or ``objects[k]``), and nothing is
+        added."""
         objects = [tuple(o) for o in objects]
         for k, o in enumerate(objects):
             if len(o) != 3:
