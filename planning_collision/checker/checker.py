@@ -33,13 +33,12 @@ the edit or after it, never for half of it; the next call sees the edit.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import threading
 import time
-import weakref
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
@@ -47,7 +46,7 @@ from ..geometry.validate import bool_flag, length_scalar, positive_scalar, real_
 from ..kernels import edges as E
 from ..kernels import states as K
 from ..kernels._jit import seal
-from ..kernels.scratch import BV_TESTS, N_COUNTS, PAIR_TESTS
+from ..kernels.scratch import BV_TESTS, PAIR_TESTS
 from ..kernels.tolerances import DEFAULT_ETA
 from ..results import Contact, EdgeResult, LinkDistances
 from ..stamps import LATEST
@@ -59,6 +58,7 @@ from .model import (
     build_model,
     has_robot_part,
 )
+from .workspaces import Bound, Workspaces
 
 _F64 = np.dtype(np.float64)
 _state_check = K.state_check
@@ -96,25 +96,6 @@ def _seal(kernel) -> None:
     Python (NUMBA_DISABLE_JIT) nothing is sealed and every call is checked."""
     if kernel not in _SEALED and seal(kernel):
         _SEALED.add(kernel)
-
-
-def _keep_counts(retired: np.ndarray, lock, counts: np.ndarray) -> None:
-    """A dead workspace's counters, added to its checker's retired ones (its finalizer:
-    it holds the two arrays and the lock, not the checker)."""
-    with lock:
-        retired += counts
-
-
-class _Bound:
-    """A checker's model and the workspaces made for it, one per thread (`local.ws`, and
-    `local.batch` for `is_valid_batch`), published together: a call that read a model can
-    only get a workspace sized for that model."""
-
-    __slots__ = ("model", "local")
-
-    def __init__(self, model: CheckModel):
-        self.model = model
-        self.local = threading.local()
 
 
 class CollisionChecker:
@@ -175,13 +156,8 @@ class CollisionChecker:
         self._shape = (int(robot.dof),)
         if not robot.pieces:
             raise ValueError(f"robot {robot.name!r} has no collision geometry to check")
-        # the live workspaces (weakly: a thread's dies with the thread or the model it was
-        # made for) and the counts of those gone; re-entrant, as a workspace's finalizer
-        # may run inside a locked section when the collector runs there
-        self._lock = threading.RLock()
+        self._ws = Workspaces()  # per thread and model, handed on when they fit; counts
         self._rebuilding = threading.Lock()  # one rebuild at a time
-        self._workspaces: weakref.WeakSet[CheckWorkspace] = weakref.WeakSet()
-        self._retired = np.zeros(N_COUNTS, np.int64)
         self._seconds = 0.0
         self._seen = -1
         # the self-pair tables' first build compiles a distance kernel, which belongs to
@@ -228,7 +204,7 @@ class CollisionChecker:
     def _part_options(self) -> tuple:
         return self.self_collision, self.self_tables, self.rigid_bodies
 
-    def _build(self, tables: bool = True) -> _Bound:
+    def _build(self, tables: bool = True) -> Bound:
         """The model of the robot and scene as they are now, with no workspaces yet.
         Without `tables` (at construction) the self-pair tables are left for the first call
         (`_current` then builds the model again, with them)."""
@@ -236,16 +212,16 @@ class CollisionChecker:
         m = build_model(self.robot, self.scene.snapshot(), sc, tables and st, rigid)
         if st and not tables:
             m = dataclasses.replace(m, robot_version=-1)  # `_current` rebuilds it, with them
-        return _Bound(m)
+        return Bound(m)
 
     def _stale(self, m: CheckModel) -> bool:
         return m.scene_version != self.scene.version or m.robot_version != self.robot.version
 
-    def _current(self) -> _Bound:
+    def _current(self) -> Bound:
         """The model and its workspaces, rebuilt first when the robot or the scene changed."""
         return self._bound if self._seen == LATEST[0] else self._refresh()
 
-    def _refresh(self) -> _Bound:
+    def _refresh(self) -> Bound:
         """`_current` after an edit somewhere in the process (planning_collision/stamps.py):
         rebuild when this checker's robot or scene is what changed. Threads that find the
         model stale at once rebuild it once; calls running on the old model finish on it
@@ -260,23 +236,10 @@ class CollisionChecker:
         self._seen = seen
         return b
 
-    def _workspace(self, b: _Bound) -> CheckWorkspace:
-        """The calling thread's workspace for b's model (made on first use)."""
-        ws = getattr(b.local, "ws", None)
-        if ws is None:
-            ws = b.local.ws = self._new_workspace(b.model)
-        return ws
-
-    def _new_workspace(self, m: CheckModel) -> CheckWorkspace:
-        """A workspace for model m, registered for `stats`: when it dies (its thread ended,
-        or its model was replaced and no call uses it), its counts move to the retired
-        ones. Nothing else keeps it: a server that starts a thread per request does not
-        keep a workspace per thread it ever saw (each is ~1 MB)."""
-        ws = CheckWorkspace(m, self.cache)
-        with self._lock:
-            self._workspaces.add(ws)
-        weakref.finalize(ws, _keep_counts, self._retired, self._lock, ws.counts)
-        return ws
+    def _workspace(self, b: Bound) -> CheckWorkspace:
+        """The calling thread's workspace for b's model (made on first use, or the thread's
+        last one handed on: checker/workspaces.py)."""
+        return self._ws.workspace(b, self.cache)
 
     @property
     def model(self) -> CheckModel:
@@ -353,7 +316,7 @@ class CollisionChecker:
             Q = Q.copy()
         if Q.ndim != 2 or Q.shape[1] != self.robot.dof:
             raise ValueError(f"Q must have shape (m, {self.robot.dof}), got {Q.shape}")
-        tables = self._batch(b)
+        tables = self._ws.batch(b, self.cache)
         codes = np.empty(Q.shape[0], np.int64)
         t0 = time.perf_counter()
         K.state_check_batch(b.model.table, tables, Q, self.padding, self.self_collision, codes)
@@ -362,17 +325,6 @@ class CollisionChecker:
         if bad.size:
             self._raise_bad_q(int(codes[bad[0]]), Q[bad[0]], f"Q[{bad[0]}]")
         return codes == FREE
-
-    def _batch(self, b: _Bound) -> np.ndarray:
-        """(k, rows, 5) address tables of the calling thread's k batch workspaces for b's
-        model, k = numba's thread count (`numba.set_num_threads` is per thread too)."""
-        n = numba.get_num_threads()
-        got = getattr(b.local, "batch", None)
-        if got is None or len(got[1]) != n:
-            wss = [self._new_workspace(b.model) for _ in range(n)]
-            # the workspaces stay with their address table: it points into their arrays
-            got = b.local.batch = (np.ascontiguousarray(np.stack([w.table for w in wss])), wss)
-        return got[0]
 
     def _distances(self, q, cap: float) -> tuple[np.ndarray, CheckModel]:
         """(n_bodies, 3) rows (d, exact, slot) at q, each body's distance refined up to
@@ -507,10 +459,25 @@ class CollisionChecker:
 
     def bind(self) -> tuple[CheckModel, CheckWorkspace]:
         """(the model current now, the calling thread's workspace for it): what compiled
-        callers (planning_collision/planner.py) pass the kernels, which then answer for that
-        model whatever other threads edit meanwhile. Hold both while the kernels run."""
+        callers pass the kernels, which then answer for that model whatever other threads
+        edit meanwhile. Hold both while the kernels run: the workspace is the caller's for
+        good (never handed on to a later model: checker/workspaces.py). `bound` gives them
+        for a ``with`` block only."""
         b = self._current()
-        return b.model, self._workspace(b)
+        ws = self._workspace(b)
+        ws.pinned = True
+        return b.model, ws
+
+    @contextlib.contextmanager
+    def bound(self):
+        """``with checker.bound() as (model, ws):`` `bind` for the block: the calling
+        thread's workspace is held while it runs (a scene edited and a call made meanwhile
+        in this thread get another), then free to serve the next model (the compiled
+        planner's solve: planning_collision/planner.py)."""
+        b = self._current()
+        ws = self._workspace(b)
+        with self._ws.holding(ws):
+            yield b.model, ws
 
     def check_edge(self, q0, q1, method: str = "dichotomy", check_start: bool = True) -> EdgeResult:
         """Check the straight motion q0 -> q1 (dof,): "dichotomy" (certified, default),
@@ -550,9 +517,7 @@ class CollisionChecker:
         lo, hi = self.robot.lower, self.robot.upper
         q0 = lo + 0.25 * (hi - lo)
         q1 = lo + 0.75 * (hi - lo)
-        with self._lock:
-            saved = {w: w.counts.copy() for w in self._workspaces}
-            retired = self._retired.copy()
+        saved = self._ws.saved_counts()
         seconds = self._seconds
         self.is_valid(q0)
         self.clearance(q0)
@@ -563,10 +528,7 @@ class CollisionChecker:
         if batch:
             self.is_valid_batch(np.stack([q0, q1]))
         self.forget()
-        with self._lock:
-            for w in list(self._workspaces):
-                w.counts[:] = saved.get(w, 0)
-            self._retired[:] = retired
+        self._ws.restore_counts(saved)
         self._seconds = seconds
         return time.perf_counter() - t0
 
@@ -584,24 +546,18 @@ class CollisionChecker:
         tests, front hits and builds, endpoint-cache hits, and seconds inside kernels
         (wall time of the compiled calls; `is_valid`'s and the edges' are timed inside
         them, by kernels/clock.py, and not at all where it has no clock: Windows)."""
-        with self._lock:
-            total = sum((w.counts for w in list(self._workspaces)), self._retired.copy())
+        total = self._ws.totals()
         out = {k: int(total[i]) for k, i in _COUNTERS.items()}
         out["seconds"] = self._seconds + int(total[K.KERNEL_NS]) * 1e-9
         return out
 
     def reset_stats(self) -> None:
-        with self._lock:
-            for w in list(self._workspaces):
-                w.counts[:] = 0
-            self._retired[:] = 0
+        self._ws.reset()
         self._seconds = 0.0
 
     def forget(self) -> None:
         """Drop the front lists and endpoint caches of every workspace."""
-        with self._lock:
-            for w in list(self._workspaces):
-                w.forget()
+        self._ws.forget()
 
     def __repr__(self) -> str:
         m = self._current().model
