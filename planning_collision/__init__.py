@@ -29,6 +29,7 @@ from .geometry import (
     Sphere,
     as_pose,
 )
+from .geometry.arrays import ObstacleArrays
 from .geometry.clouds import PointCloud, VoxelGrid
 from .planner import PlanResult, RRTConnect
 from .queries import collide, distance, penetration
@@ -54,6 +55,7 @@ __all__ = [
     "VoxelGrid",
     "Robot",
     "Scene",
+    "ObstacleArrays",
     "as_pose",
     "collide",
     "distance",

@@ -46,6 +46,10 @@ _WHAT = {
     "pose": "the self-collision tables",
     "body_distance": "the self-collision tables",
     "rrt_connect": "the compiled planner (RRTConnect)",
+    "one_node_flat": "a scene's flat form (one-primitive objects)",
+    "primitive_rows": "a scene of spheres, boxes, capsules, cylinders and cones",
+    "first_bad_pose": "the poses' check (ObstacleArrays, Scene.add_many)",
+    "_address_rows": "a checker's scene table",
     "shortcut": "the compiled planner's shortcuts",
 }
 
@@ -120,16 +124,17 @@ event.register("numba:compile", _Notice())
 
 def warm_up(robot=None, methods=("dichotomy", "ca", "discrete")) -> float:
     """Compile (or load from numba's cache) every kernel a planner and a user's scene
-    queries call, in the calling process: the pair queries, the scene's queries and its
-    point-cloud builder, and a checker's state check, batch, clearance, link distances and
-    edges by each of `methods` (the kernels do not depend on the robot: any robot warms
-    them for all; default, a two-link arm built here). Returns the seconds it took (~1 s
-    when the cache is warm; the first run on a machine compiles for a minute or two, said
-    on stderr)."""
+    queries call, in the calling process: the pair queries, the scene's queries, its
+    point-cloud builder and its array path (`Scene.from_arrays`), and a checker's state
+    check, batch, clearance, link distances and edges by each of `methods` (the kernels do
+    not depend on the robot: any robot warms them for all; default, a two-link arm built
+    here). Returns the seconds it took (~1 s when the cache is warm; the first run on a
+    machine compiles for a minute or two, said on stderr)."""
     import numpy as np
 
     from . import geometry as g
     from .checker import CollisionChecker
+    from .geometry.arrays import ObstacleArrays
     from .geometry.clouds import PointCloud
     from .planner import RRTConnect
     from .queries import collide, distance, penetration
@@ -143,6 +148,8 @@ def warm_up(robot=None, methods=("dichotomy", "ca", "discrete")) -> float:
     collide(a, np.eye(4), b, T)
     distance(a, np.eye(4), b, T)
     penetration(a, np.eye(4), b, T)
+    scene = Scene.from_arrays(ObstacleArrays.boxes(np.full((2, 3), 0.2), np.stack([T, T])))
+    scene.snapshot().flat()  # the one-primitive objects' rows, poses' check and flat form
     scene = Scene()
     scene.add(a, T, name="box")
     scene.add(PointCloud(np.full((2, 3), 2.0), 0.01), name="cloud")  # the cloud builder

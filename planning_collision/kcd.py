@@ -28,15 +28,14 @@ from .geometry.poses import as_poses
 from .geometry.shapes import ConvexShape, Halfspace, Shape
 from .kernels.bvh import FlatBVH, wide_tree
 from .kernels.layout import ShapeTable
+from .kernels.one_primitive import one_node_flat as one_node_flat_kernel
 from .kernels.traversal import FlatScene
 from .primitives import (
     Primitives,
     concat_primitives,
     convex_block,
-    convex_block_from_table,
     detail_filter,
     posed_block,
-    primitive_table,
 )
 
 __all__ = [
@@ -48,6 +47,8 @@ __all__ = [
     "compile_object",
     "flatten",
     "object_parts",
+    "one_node_block",
+    "one_node_flat",
 ]
 
 # A KCD node with more children than this gets a wide BVH over them instead (a traversal
@@ -254,46 +255,35 @@ _NO_VSOA = np.zeros(0)
 _VSTART = np.zeros(2, np.int32)
 
 
-def one_primitive_objects(shapes, poses: np.ndarray) -> list[ObjectBlock]:
-    """`compile_object` of many objects that are each one bounded convex shape without
-    core points (sphere, box, capsule, cylinder, cone; not Convex, not Halfspace), posed by
-    ``poses (k, 4, 4)`` (validated): the same blocks, made at once (one table, the boxes
-    vectorised) and cut into per-object views. A MotionBenchMaker scene's 10-30 boxes and
-    cylinders: ~15 µs an object instead of ~250."""
-    if not len(shapes):
-        return []
-    prims = convex_block_from_table(primitive_table(shapes), poses)
-    tab, lo, hi = prims.tab, prims.lo, prims.hi
-    out = []
-    for k in range(len(shapes)):
-        lo_k, hi_k = lo[k : k + 1], hi[k : k + 1]
-        tab_k = ShapeTable(
-            kind=tab.kind[k : k + 1],
-            params=tab.params[k : k + 1],
-            vstart=_VSTART,
-            verts=_NO_POINTS,
-            adjstart=_ONE_ZERO,
-            adj=_NO_I32,
-            aabb=tab.aabb[k : k + 1],
-            brad=tab.brad[k : k + 1],
-            vsoa=_NO_VSOA,
-        )
-        bvh = FlatBVH(lo_k, hi_k, _ONE_NEG, _ONE_NEG, _ONE_ZERO, _ONE_ONE, _ONE_ZERO)
-        out.append(
-            ObjectBlock(
-                Primitives(tab_k, prims.poses[k : k + 1], lo_k, hi_k),
-                _NO_I32,
-                bvh,
-                lo_k,
-                hi_k,
-                _ONE_ZERO,
-                _NO_I32,
-                _ONE_ZERO,
-                _ONE_ZERO,
-                0,
-            )
-        )
-    return out
+def one_node_block(prims: Primitives, k: int) -> ObjectBlock:
+    """Object k of a block whose primitives are each one object (`primitive_block`), as
+    its own `ObjectBlock`: views of the block's rows, what `compile_object` makes of it."""
+    tab = prims.tab
+    lo_k, hi_k = prims.lo[k : k + 1], prims.hi[k : k + 1]
+    tab_k = ShapeTable(
+        kind=tab.kind[k : k + 1],
+        params=tab.params[k : k + 1],
+        vstart=_VSTART,
+        verts=_NO_POINTS,
+        adjstart=_ONE_ZERO,
+        adj=_NO_I32,
+        aabb=tab.aabb[k : k + 1],
+        brad=tab.brad[k : k + 1],
+        vsoa=_NO_VSOA,
+    )
+    bvh = FlatBVH(lo_k, hi_k, _ONE_NEG, _ONE_NEG, _ONE_ZERO, _ONE_ONE, _ONE_ZERO)
+    return ObjectBlock(
+        Primitives(tab_k, prims.poses[k : k + 1], lo_k, hi_k),
+        _NO_I32,
+        bvh,
+        lo_k,
+        hi_k,
+        _ONE_ZERO,
+        _NO_I32,
+        _ONE_ZERO,
+        _ONE_ZERO,
+        0,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -410,41 +400,13 @@ def _concat_trees(blocks: Sequence[ObjectBlock], boff: np.ndarray) -> tuple[_Tre
 
 def _one_node(b: ObjectBlock) -> bool:
     """True when object block b is one bounded primitive: one BVH node, one KCD node (its
-    group leaf, its top), as `one_primitive_objects` makes them."""
+    group leaf, its top), as `one_node_block` makes them."""
     return (
         b.kt_lo.shape[0] == 1
         and b.bvh.lo.shape[0] == 1
         and b.prims.lo.shape[0] == 1
         and b.unbounded.shape[0] == 0
     )
-
-
-def _one_node_forest(blocks: Sequence[ObjectBlock]):
-    """`_concat_bvhs` and `_concat_trees` of blocks that are each one node (`_one_node`):
-    the same forest, per-node object slots, tree and tops, written at once (a
-    MotionBenchMaker scene is ~10 such objects, built per problem; the general concatenation
-    costs ~120 us of numpy calls for them)."""
-    n = len(blocks)
-    ids = np.arange(n, dtype=np.int64)
-    i32 = ids.astype(np.int32)
-    bvh = FlatBVH(
-        np.concatenate([b.bvh.lo for b in blocks]),
-        np.concatenate([b.bvh.hi for b in blocks]),
-        np.full(n, -1, np.int32),
-        np.full(n, -1, np.int32),
-        i32,
-        np.ones(n, np.int32),
-        i32.copy(),
-    )
-    tree = _Tree(  # (flatten concatenates its lists: no array here is kept as it is)
-        [np.concatenate([b.kt_lo for b in blocks])],
-        [np.concatenate([b.kt_hi for b in blocks])],
-        [np.zeros(n, np.int64)],
-        [np.zeros(0, np.int64)],
-        [ids],
-        [ids],
-    )
-    return bvh, i32.copy(), tree, ids
 
 
 def _open_into(tree: _Tree, tops, bvh: FlatBVH, bvh_obj, ratio: float) -> np.ndarray:
@@ -504,17 +466,14 @@ def flatten(blocks: Sequence[ObjectBlock], open_ratio: float | None = OPEN_RATIO
     BVH, over their top nodes opened by `open_tops` (``open_ratio=None``: not opened)."""
     nobj = len(blocks)
     prims = concat_primitives(b.prims for b in blocks)
+    if blocks and all(_one_node(b) for b in blocks):
+        return one_node_flat(prims, open_ratio)
     npr = np.array([len(b.prims) for b in blocks], np.int64)
     poff = _offsets(npr)
-    if blocks and all(_one_node(b) for b in blocks):
-        bvh, bvh_obj, tree, tops = _one_node_forest(blocks)
-        if open_ratio is not None:  # open_tops keeps one-node tops whole, in stack order
-            tops = tops[::-1].copy()
-    else:
-        bvh, boff, bvh_obj = _concat_bvhs(blocks, poff)
-        tree, tops = _concat_trees(blocks, boff)
-        if tops.size and open_ratio is not None:
-            tops = _open_into(tree, tops, bvh, bvh_obj, open_ratio)
+    bvh, boff, bvh_obj = _concat_bvhs(blocks, poff)
+    tree, tops = _concat_trees(blocks, boff)
+    if tops.size and open_ratio is not None:
+        tops = _open_into(tree, tops, bvh, bvh_obj, open_ratio)
     root = _add_top(tree, tops)
     cstart = np.zeros(sum(c.size for c in tree.ccount) + 1, np.int64)
     if tree.ccount:
@@ -546,4 +505,29 @@ def flatten(blocks: Sequence[ObjectBlock], open_ratio: float | None = OPEN_RATIO
         root,
         (np.concatenate(unb) if unb else np.zeros(0)).astype(np.int32),
         np.array([nobj], np.int32),
+    )
+
+
+_NO_UNBOUNDED = np.zeros(0, np.int32)
+
+
+def one_node_flat(prims: Primitives, open_ratio: float | None = OPEN_RATIO) -> FlatScene:
+    """`flatten` of objects that are each one bounded primitive (`_one_node`), given as
+    their primitives (object i is primitive i): the same flat scene, its trees written by
+    one compiled loop (kernels/one_primitive.py `one_node_flat`; ``open_ratio`` None or not
+    as `flatten` takes it: `open_tops` keeps one-node tops whole, in stack order)."""
+    n = len(prims)
+    ids, none, ones, *kt = one_node_flat_kernel(prims.lo, prims.hi, open_ratio is not None, WIDTH)
+    # arrays no kernel writes may serve several fields (a model's arrays are never written)
+    return FlatScene(
+        prims.tab,
+        prims.poses,
+        prims.lo,
+        prims.hi,
+        ids,
+        FlatBVH(prims.lo, prims.hi, none, none, ids, ones, ids),
+        ids,
+        *kt,
+        _NO_UNBOUNDED,
+        np.array([n], np.int32),
     )

@@ -198,18 +198,17 @@ class RRTConnect:
         stderr; then a fraction of a second). Returns the seconds it took."""
         t0 = time.perf_counter()
         q = np.where(self.cont != 0, 0.0, 0.5 * (self.lower + self.upper))
-        model, ws = self.checker.bind()
         request = self.checker.edge_request(check_start=False)
         tr = allocate(K.PlanTrees, dof=self.dof, capacity=4)
         tr.size[:] = 1
         tr.x[:, :, 0] = q
         tr.parent[:, 0] = -1
         settings = self.settings()
-        K.rrt_connect(
-            model.table, ws.table, request, tr, settings, self.lower, self.upper, self.cont, 0
-        )
         P = np.stack([q, q, q])
-        K.shortcut(model.table, ws.table, request, P, 3, self.cont, ws.out)
+        with self.checker.bound() as (model, ws):
+            hm, hw = model.table, ws.table
+            K.rrt_connect(hm, hw, request, tr, settings, self.lower, self.upper, self.cont, 0)
+            K.shortcut(hm, hw, request, P, 3, self.cont, ws.out)
         return time.perf_counter() - t0
 
     # ------------------------------------------------------------------ inputs
@@ -286,7 +285,9 @@ class RRTConnect:
         if not self._busy.acquire(blocking=False):
             raise RuntimeError("this planner is solving in another thread: make one per thread")
         try:
-            return self._solve(starts, goals, seconds, stop)
+            # one model for the whole solve (module doc), its workspace held meanwhile
+            with self.checker.bound() as (model, ws):
+                return self._solve(starts, goals, seconds, stop, model, ws)
         finally:
             self._busy.release()
 
@@ -297,11 +298,10 @@ class RRTConnect:
         what = "; ".join(f"{c.body} touches {c.other}" for c in found[:4]) or "within eta"
         raise ValueError(f"{name} is in collision: {what}")
 
-    def _solve(self, starts, goals, seconds, stop) -> PlanResult:
+    def _solve(self, starts, goals, seconds, stop, model, ws) -> PlanResult:
         t0 = time.perf_counter()
         never = 2**62  # ns: ~146 years
         deadline = never if math.isinf(seconds) else time.monotonic_ns() + int(seconds * 1e9)
-        model, ws = self.checker.bind()  # one model for the whole solve (module doc)
         request = self.checker.edge_request(check_start=False)
         tr = self._trees_for(len(starts) + len(goals))
         _POOL.busy.add(id(tr))
@@ -361,7 +361,7 @@ class RRTConnect:
         for i, q in enumerate(P):
             if not np.all(np.isfinite(q)):
                 robot.validate_q(q, f"path[{i}]")
-        model, ws = self.checker.bind()
         request = self.checker.edge_request(check_start=False)
-        n = K.shortcut(model.table, ws.table, request, P, len(P), self.cont, ws.out)
+        with self.checker.bound() as (model, ws):
+            n = K.shortcut(model.table, ws.table, request, P, len(P), self.cont, ws.out)
         return P[:n].copy()

@@ -35,6 +35,7 @@ from .geometry.shapes import (
 from .geometry.validate import positive_scalar
 from .kernels import layout as L
 from .kernels.bvh import shape_world_aabb
+from .kernels.one_primitive import primitive_rows
 
 __all__ = [
     "Primitives",
@@ -42,6 +43,9 @@ __all__ = [
     "posed_block",
     "convex_block",
     "convex_block_from_table",
+    "primitive_block",
+    "primitive_sizes",
+    "primitive_table",
     "concat_primitives",
     "detail_filter",
     "ShapeCache",
@@ -105,13 +109,13 @@ def _pointless_table(kind, params, aabb, brad) -> L.ShapeTable:
     )
 
 
-def primitive_table(shapes) -> L.ShapeTable:
-    """`shape_table` of spheres, boxes, capsules, cylinders and cones (no core points), the
-    rows computed by kind at once: the same table, ~1 µs a shape instead of ~20. Any other
-    shape: TypeError."""
+def primitive_sizes(shapes) -> tuple[np.ndarray, np.ndarray]:
+    """(kind (n,) int32, size (n, 3)) of spheres, boxes, capsules, cylinders and cones:
+    what `primitive_block` takes (kernels/one_primitive.py `primitive_rows` says what size
+    holds per kind). Any other shape: TypeError."""
     n = len(shapes)
     kind = np.empty(n, np.int32)
-    a = np.zeros((n, 3))  # per kind: (r, 0, 0) | (r, h, 0) | half extents | (r, h, 0)
+    a = np.zeros((n, 3))
     for i, s in enumerate(shapes):
         t = type(s)
         if t is Box:
@@ -126,29 +130,61 @@ def primitive_table(shapes) -> L.ShapeTable:
             kind[i] = L.CYLINDER if t is Cylinder else L.CONE
             a[i, 0], a[i, 1] = s.radius, s.length
         else:
-            raise TypeError(f"primitive_table takes one-primitive shapes, got {t.__name__}")
-    params = np.zeros((n, L.N_PARAMS))
+            raise TypeError(f"primitive_sizes takes one-primitive shapes, got {t.__name__}")
+    return kind, a
+
+
+_NO_POINTS = np.zeros((0, 3))
+_NO_I32 = np.zeros(0, np.int32)
+_NO_F64 = np.zeros(0)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    if not a.flags.writeable:
+        return a
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def primitive_block(kind, size, poses) -> Primitives:
+    """One-primitive shapes given as arrays (`primitive_sizes`; validated by the caller),
+    posed by ``poses (n, 4, 4)``, as one block: their table and world AABBs written by one
+    compiled loop (kernels/one_primitive.py `primitive_rows`), the arrays `shape_table` and
+    `convex_block` would make. The block's arrays are new and writeable (a flat scene's
+    arrays are: kcd.py)."""
+    kind = np.ascontiguousarray(kind, np.int32)
+    size = np.ascontiguousarray(size, np.float64)
+    poses = np.ascontiguousarray(poses, np.float64)
+    n = kind.shape[0]
+    params = np.empty((n, L.N_PARAMS))
     aabb = np.empty((n, 6))
     brad = np.empty(n)
-    r, h = a[:, 0], 0.5 * a[:, 1]
-    box, sph, cap = kind == L.BOX, kind == L.SPHERE, kind == L.CAPSULE
-    axial = (kind == L.CYLINDER) | (kind == L.CONE)
-    he = 0.5 * a[box]
-    params[box, 1:4] = he
-    aabb[box] = np.concatenate([-he, he], axis=1)
-    brad[box] = [np.linalg.norm(x) for x in he]  # as Box.table_row, to the last bit
-    params[sph, 0] = r[sph]
-    aabb[sph] = np.outer(r[sph], [-1, -1, -1, 1, 1, 1])
-    brad[sph] = r[sph]
-    params[cap, 0], params[cap, 1] = r[cap], h[cap]
-    rc, hc = r[cap], h[cap]
-    aabb[cap] = np.stack([-rc, -rc, -hc - rc, rc, rc, hc + rc], axis=1)
-    brad[cap] = hc + rc
-    params[axial, 1], params[axial, 2] = r[axial], h[axial]
-    ra, ha = r[axial], h[axial]
-    aabb[axial] = np.stack([-ra, -ra, -ha, ra, ra, ha], axis=1)
-    brad[axial] = np.hypot(ra, ha)
-    return _pointless_table(kind, params, aabb, brad)
+    lo = np.empty((n, 3))
+    hi = np.empty((n, 3))
+    # read-only inputs, always: one compiled signature whoever calls
+    kind, size, poses = _read_only(kind), _read_only(size), _read_only(poses)
+    primitive_rows(kind, size, poses, params, aabb, brad, lo, hi)
+    tab = L.ShapeTable(
+        kind=np.array(kind, np.int32),
+        params=params,
+        vstart=np.zeros(n + 1, np.int32),
+        verts=_NO_POINTS,
+        adjstart=np.zeros(1, np.int32),
+        adj=_NO_I32,
+        aabb=aabb,
+        brad=brad,
+        vsoa=_NO_F64,
+    )
+    return Primitives(tab, poses.copy(), lo, hi)
+
+
+def primitive_table(shapes) -> L.ShapeTable:
+    """`shape_table` of spheres, boxes, capsules, cylinders and cones (no core points), the
+    rows written by one compiled loop (`primitive_block`): the same table. Any other shape:
+    TypeError."""
+    kind, size = primitive_sizes(shapes)
+    return primitive_block(kind, size, np.broadcast_to(np.eye(4), (len(shapes), 4, 4))).tab
 
 
 def _translations(R, t, centres) -> np.ndarray:

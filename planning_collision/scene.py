@@ -12,6 +12,7 @@
     scene.min_distance(pc.Sphere(0.05), T)            # DistanceResult(..., id=table)
     scene.distances(pc.Sphere(0.05), T, max_distance=0.5)  # [(id, DistanceResult), ...]
     scene = pc.Scene.from_file("cell.json")           # also MoveIt .scene and mesh files
+    scene.replace_all(pc.ObstacleArrays.boxes(extents, T))   # every obstacle, at once
 
 **Objects.** ``add(shape, T, name)`` takes any shape (convex shapes, ``Halfspace``, ``Mesh``,
 ``PointCloud``, ``VoxelGrid``) or a *compound*: a list of ``(shape, T_object_part)`` pairs
@@ -21,7 +22,9 @@ in milliseconds), so a bad object raises there and leaves the scene unchanged.
 ``replace(id, shape, T)`` and ``update_cloud(id, points)`` swap one object for a new one
 under the same id in one edit (a sensor's next frame: docs/clouds.md). Edits never regroup
 other objects: the next query only redoes the top tree over all objects and the
-concatenation into the flat form (a few ms).
+concatenation into the flat form (a few ms). Spheres, capsules, boxes, cylinders and cones
+given as arrays (`ObstacleArrays`) replace every obstacle in one edit (`replace_all`,
+`from_arrays`), compiled at once, their shape objects made when asked for (scene_arrays.py).
 
 A scene is a model: queries write nothing in it. Their scratch memory is a `Workspace`
 (workspace.py) that the caller passes, or the calling thread's own.
@@ -46,8 +49,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .cloud_blocks import compile_cloud, is_cloud
+from .geometry.arrays import ObstacleArrays
 from .geometry.clouds import PointCloud
-from .geometry.poses import as_pose, as_poses
+from .geometry.poses import frozen_pose, poses_named
 from .geometry.shapes import Box, Capsule, Cone, Cylinder, Shape, Sphere
 from .geometry.validate import finite_scalar, positive_scalar
 from .kcd import (
@@ -56,7 +60,8 @@ from .kcd import (
     compile_object,
     flatten,
     object_parts,
-    one_primitive_objects,
+    one_node_block,
+    one_node_flat,
 )
 from .kernels.scene_calls import scene_traverse
 from .kernels.tolerances import WORLD_LIMIT
@@ -67,9 +72,10 @@ from .kernels.traversal import (
     OVERFLOW,
     FlatScene,
 )
-from .primitives import Primitives, query_block
+from .primitives import Primitives, primitive_block, primitive_sizes, query_block
 from .processes import fork_safe
 from .results import DistanceResult
+from .scene_arrays import ArrayBlocks, ArrayObjects, array_primitives, check_world_range
 from .stamps import announce, next_stamp
 from .workspace import Workspace, thread_workspace
 
@@ -96,16 +102,25 @@ class SceneSnapshot:
 
     objects : {id: Obstacle} in id order (read-only mapping); blocks : {id: ObjectBlock};
     version : the edit's stamp (planning_collision/stamps.py). `flat()` and `slot_ids()`
-    give its compiled form, built on first use (once, whichever thread asks first).
+    give its compiled form, built on first use (once, whichever thread asks first). The
+    snapshot of obstacles given as arrays (`Scene.replace_all`) has mappings that make each
+    object and block when asked for (scene_arrays.py), and its flat form is written from
+    the arrays' one block of primitives (kcd.one_node_flat).
     """
 
-    __slots__ = ("objects", "blocks", "version", "_open_ratio", "_flat", "_slot_ids", "_lock")
+    __slots__ = (
+        "objects", "blocks", "version", "_open_ratio", "_arrays", "_prims", "_flat",
+        "_slot_ids", "_lock",
+    )  # fmt: skip
 
-    def __init__(self, objects: dict, blocks: dict, version: int, open_ratio):
+    def __init__(self, objects: Mapping, blocks: Mapping, version: int, open_ratio):
         self.objects: Mapping[int, Obstacle] = MappingProxyType(objects)
         self.blocks: Mapping[int, ObjectBlock] = MappingProxyType(blocks)
         self.version = version
         self._open_ratio = open_ratio
+        # obstacles given as arrays: their objects' names, and their primitives (slot k)
+        self._arrays = objects if isinstance(objects, ArrayObjects) else None
+        self._prims = blocks.prims if isinstance(blocks, ArrayBlocks) else None
         self._flat: FlatScene | None = None
         self._slot_ids = np.zeros(0, np.int64)
         self._lock = fork_safe(threading.Lock())
@@ -118,7 +133,10 @@ class SceneSnapshot:
                 f = self._flat
                 if f is None:
                     ids = list(self.blocks)
-                    f = flatten([self.blocks[i] for i in ids], self._open_ratio)
+                    if self._prims is not None:  # one-node objects, slot k = primitive k
+                        f = one_node_flat(self._prims, self._open_ratio)
+                    else:
+                        f = flatten([self.blocks[i] for i in ids], self._open_ratio)
                     slot_ids = np.array(ids, np.int64)
                     slot_ids.setflags(write=False)
                     self._slot_ids = slot_ids
@@ -129,6 +147,13 @@ class SceneSnapshot:
         """Obstacle id of each object slot of the flat form (read-only)."""
         self.flat()
         return self._slot_ids
+
+    def names(self) -> dict:
+        """{id: name or None} of every obstacle (without making the objects of a snapshot
+        of arrays)."""
+        if self._arrays is not None:
+            return self._arrays.names()
+        return {i: o.name for i, o in self.objects.items()}
 
     def __len__(self) -> int:
         return len(self.objects)
@@ -175,16 +200,23 @@ class Scene:
         return scene
 
     @classmethod
+    def from_arrays(cls, arrays: ObstacleArrays, min_size: float | None = None) -> Scene:
+        """A scene of obstacles given as arrays (`ObstacleArrays`): compiled at once, the
+        fast way to a new scene (`replace_all`)."""
+        scene = cls(min_size=min_size)
+        scene.replace_all(arrays)
+        return scene
+
+    @classmethod
     def from_file(cls, path, min_size: float | None = None) -> Scene:
         """Load a scene: ``.json`` (the project's format, docs/scene_format.md), ``.scene``
         (MoveIt's text format), or any mesh file trimesh loads (one Mesh obstacle)."""
         from .io.scene_files import load_scene
 
-        records = load_scene(path)
-        try:
-            return cls.from_records(records, min_size=min_size)
-        except ValueError as e:  # an object the records hold but the scene cannot take
-            raise ValueError(f"{path}: {e}") from None
+        try:  # what the file holds but the scene cannot take: named with the file too
+            return cls.from_records(load_scene(path), min_size=min_size)
+        except ValueError as e:
+            raise ValueError(str(e) if str(path) in str(e) else f"{path}: {e}") from None
 
     def to_file(self, path) -> None:
         """Write the scene as ``.json`` (every shape kind) or ``.scene`` (MoveIt; convex
@@ -215,25 +247,53 @@ class Scene:
         """Add ``(shape, T, name)`` obstacles at once (each as `add` takes it); returns
         their ids. One edit: a query in another thread sees all of them or none. Objects
         that are one sphere, box, capsule, cylinder or cone are compiled together
-        (kcd.one_primitive_objects; a MotionBenchMaker scene builds several times faster
-        than by `add`). A bad object raises ValueError/TypeError naming it (its name, or
-        ``objects[k]``), and nothing is added."""
+        (primitives.primitive_block; a MotionBenchMaker scene builds several times faster
+        than by `add`; `replace_all` of their arrays, faster still). A bad object raises
+        ValueError/TypeError naming it (its name, or ``objects[k]``), and nothing is
+        added."""
         objects = [tuple(o) for o in objects]
         for k, o in enumerate(objects):
             if len(o) != 3:
                 raise ValueError(f"objects[{k}] must be (shape, T, name), got {len(o)} values")
         return self._add(objects, lambda k: f"objects[{k}]")
 
-    def _add(self, objects: list, label) -> list[int]:
+    def replace_all(self, arrays: ObstacleArrays) -> list[int]:
+        """Replace every obstacle by those of `arrays` (`ObstacleArrays`), in one edit (a
+        query in another thread answers for the obstacles before or after it); returns
+        their ids (new ones: ids are never reused). The next problem's scene without
+        per-object Python: the arrays were validated when made, their rows and world boxes
+        are written by one compiled loop and checked against the working range here (a
+        ValueError naming the obstacle; the scene is then unchanged), the flat form by
+        another on the first query (kcd.one_node_flat). `get`, `records` and the other
+        edits make the obstacles' shape objects when they need them. With `min_size` (the
+        detail filter) they are compiled one by one, as `add_many` does."""
+        if not isinstance(arrays, ObstacleArrays):
+            raise TypeError(
+                f"replace_all takes ObstacleArrays, got {type(arrays).__name__} "
+                "(ObstacleArrays.from_records makes them of a reader's records)"
+            )
+        n = len(arrays)
+        if self.min_size is not None or n == 0:
+            objects = [(arrays.shape(k), arrays.T[k], arrays.names[k]) for k in range(n)]
+            return self._add(objects, lambda k: f"obstacles[{k}]", replace_all=True)
+        prims = array_primitives(arrays)
+        with self._edit:
+            first = self._next_id
+            self._next_id += n
+            self._publish(ArrayObjects(first, arrays, Obstacle), ArrayBlocks(first, prims))
+        return list(range(first, first + n))
+
+    def _add(self, objects: list, label, replace_all: bool = False) -> list[int]:
         """Validate and compile `objects` ((shape, T, name) each; label(k) names an unnamed
-        one in errors), then publish them in one snapshot."""
+        one in errors), then publish them in one snapshot (with `replace_all`, in place of
+        every obstacle)."""
         where = []
         for k, (_, _, name) in enumerate(objects):
             w = f"obstacle {name!r}" if name is not None else label(k)
             if name is not None and not isinstance(name, str):
                 raise TypeError(f"{w}: name must be a str, got {type(name).__name__}")
             where.append(w)
-        poses = _poses([T for _, T, _ in objects], where)
+        poses = poses_named([T for _, T, _ in objects], where)
         blocks = self._compile(objects, poses, where)
         records = [
             (name, *_kept(shape, T)) for (shape, _, name), T in zip(objects, poses, strict=True)
@@ -242,11 +302,11 @@ class Scene:
             old = self._snap
             ids = list(range(self._next_id, self._next_id + len(objects)))
             self._next_id += len(objects)
-            objs, blks = dict(old.objects), dict(old.blocks)
+            objs, blks = ({}, {}) if replace_all else (dict(old.objects), dict(old.blocks))
             for oid, (name, shape, T), block in zip(ids, records, blocks, strict=True):
                 objs[oid] = Obstacle(oid, name, shape, T)
                 blks[oid] = block
-            if ids:
+            if ids or replace_all:
                 self._publish(objs, blks)
         return ids
 
@@ -258,27 +318,24 @@ class Scene:
             if self.min_size is None and type(shape) in _ONE_PRIMITIVE
         ]
         blocks: dict[int, ObjectBlock] = {}
-        if len(fast) > 1:
-            made = one_primitive_objects(
-                [objects[k][0] for k in fast], np.stack([poses[k] for k in fast])
-            )
-            blocks.update(zip(fast, made, strict=True))
-            lo = np.concatenate([b.prims.lo for b in made])
-            hi = np.concatenate([b.prims.hi for b in made])
-            far = np.flatnonzero(((np.abs(lo) > WORLD_LIMIT) | (np.abs(hi) > WORLD_LIMIT)).any(1))
-            if far.size:
-                k = fast[far[0]]
-                _check_world_range(blocks[k].prims.lo, blocks[k].prims.hi, where[k])
+        if fast:  # at once (one or many: the same compiled rows, bit for bit)
+            kind, size = primitive_sizes([objects[k][0] for k in fast])
+            prims = primitive_block(kind, size, np.stack([poses[k] for k in fast]))
+            blocks.update((k, one_node_block(prims, j)) for j, k in enumerate(fast))
+            far = (np.abs(prims.lo) > WORLD_LIMIT) | (np.abs(prims.hi) > WORLD_LIMIT)
+            if far.any():
+                j = int(np.flatnonzero(far.any(axis=1))[0])
+                check_world_range(prims.lo[j : j + 1], prims.hi[j : j + 1], where[fast[j]])
         for k, (shape, _, _) in enumerate(objects):
             if k in blocks:
                 continue
             parts = object_parts(shape, poses[k], where[k])
             if is_cloud(parts):  # its tree's root box holds every point's box
                 b = blocks[k] = compile_cloud(parts[0][0], parts[0][1], self.min_size)
-                _check_world_range(b.bvh.lo[:1], b.bvh.hi[:1], where[k])
+                check_world_range(b.bvh.lo[:1], b.bvh.hi[:1], where[k])
             else:
                 b = blocks[k] = compile_object(parts, self.min_size)
-                _check_world_range(b.prims.lo, b.prims.hi, where[k])
+                check_world_range(b.prims.lo, b.prims.hi, where[k])
         return [blocks[k] for k in range(len(objects))]
 
     def _compiled(self, shape, T, name):
@@ -287,7 +344,7 @@ class Scene:
         where = [f"obstacle {name!r}" if name is not None else "obstacle"]
         if name is not None and not isinstance(name, str):
             raise TypeError(f"{where[0]}: name must be a str, got {type(name).__name__}")
-        poses = _poses([T], where)
+        poses = poses_named([T], where)
         block = self._compile([(shape, T, name)], poses, where)[0]
         return (*_kept(shape, poses[0]), block)
 
@@ -524,60 +581,19 @@ class Scene:
         return np.sort(sc.out[:n])
 
 
-def _poses(Ts: list, where: list) -> list:
-    """Each T (4, 4) validated (`as_pose`; None: the identity), all at once when they are
-    all good (one vectorised check), else the first bad one named by `where`."""
-    Ts = [_EYE if T is None else T for T in Ts]
-    if not Ts:
-        return []
-    try:
-        P = as_poses(Ts, "T")
-    except ValueError:
-        for T, w in zip(Ts, where, strict=True):
-            as_pose(T, f"{w} pose T")
-        raise
-    return list(P)
-
-
-_EYE = np.eye(4)
-
-
 def _kept(shape, T) -> tuple:
     """(shape, T) as the scene keeps them: T read-only, a compound as a tuple of (shape,
     read-only pose) pairs (`Scene.get` hands them out)."""
     T.setflags(write=False)
     if not isinstance(shape, Shape):
-        shape = tuple((p, _frozen_pose(Tp)) for p, Tp in shape)
+        shape = tuple((p, frozen_pose(Tp)) for p, Tp in shape)
     return shape, T
 
 
 def _unpickle_snapshot(objects: dict, blocks: dict, open_ratio) -> SceneSnapshot:
-    kept = {}
-    for i, o in objects.items():  # numpy unpickles arrays writeable: poses read-only again
-        shape, T = _kept(o.shape, o.T)
-        kept[i] = o._replace(shape=shape, T=T)
+    kept = {i: _kept(o.shape, o.T) for i, o in objects.items()}  # numpy unpickled them writeable
+    kept = {i: objects[i]._replace(shape=shape, T=T) for i, (shape, T) in kept.items()}
     return SceneSnapshot(kept, blocks, next_stamp(), open_ratio)
-
-
-def _check_world_range(lo, hi, where: str) -> None:
-    """ValueError unless every bounded box (lo, hi) (n, 3) of an object (its primitives'
-    boxes, or a box holding them all) lies in the world box [-WORLD_LIMIT, WORLD_LIMIT]^3
-    (kernels/tolerances.py; a halfspace is unbounded by nature, its pose and offset are
-    checked where they are made)."""
-    bounded = np.isfinite(lo).all(axis=1) & np.isfinite(hi).all(axis=1)
-    far = bounded & ((np.abs(lo) > WORLD_LIMIT) | (np.abs(hi) > WORLD_LIMIT)).any(axis=1)
-    if far.any():
-        k = int(np.flatnonzero(far)[0])
-        raise ValueError(
-            f"{where} reaches from {lo[k].tolist()} to {hi[k].tolist()} m, outside the "
-            f"working range (every obstacle within +-{WORLD_LIMIT:g} m of the world origin)"
-        )
-
-
-def _frozen_pose(T) -> npt.NDArray[np.float64]:
-    a = np.array(T, dtype=np.float64)
-    a.setflags(write=False)
-    return a
 
 
 def _result(row, oid: int) -> DistanceResult:

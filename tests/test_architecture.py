@@ -30,6 +30,7 @@ LAYERS = {
     "bvh": 3,
     "kcd": 4,
     "cloud_blocks": 4.5,  # clouds and voxel grids as object blocks (beside kcd, for the scene)
+    "scene_arrays": 4.6,  # obstacles given as arrays, as the scene's objects and blocks
     "scene": 5,
     "queries": 5,
     "robot": 6,

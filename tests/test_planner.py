@@ -141,6 +141,26 @@ def test_fourteen_joints_baxters_two_arms_among_boxes():
     assert _exact_free(robot, scene, r.path, step=0.005)
 
 
+def test_a_box_held_in_the_hand_is_planned_around_and_its_paths_are_free_with_it(shelf):
+    """An attached object is part of the robot's model: the compiled planner's motions are
+    certified with it (its motion bounds included), on the exact meshes and box too."""
+    _, scene, start, goal, _ = shelf
+    robot = robots.load("panda", fixed_joints={"panda_finger_joint1": 0.04,
+                                               "panda_finger_joint2": 0.04})  # fmt: skip
+    T = np.eye(4)
+    T[2, 3] = 0.1034  # at the hand's TCP, between the fingers
+    robot.attach("box", "panda_hand", pc.Box((0.03, 0.09, 0.06)), T,
+                 touch_links=("panda_leftfinger", "panda_rightfinger"))  # fmt: skip
+    checker = pc.CollisionChecker(robot, scene)
+    if not (checker.is_valid(start) and checker.is_valid(goal)):
+        pytest.skip("the box touches the shelf at an end")
+    r = pc.RRTConnect(checker, seed=0).solve(start, goal, seconds=30.0)
+    assert r.solved and _certified(checker, r.path)
+    assert _exact_free(robot, scene, r.path)
+    robot.detach("box")
+    assert _certified(checker, r.path)  # the same motions, without it
+
+
 def test_simplify_keeps_the_ends_shortens_and_certifies(cage):
     robot, problems = cage
     p = problems[0]

@@ -179,7 +179,7 @@ def fork_and_wait(what):
 
 
 # a fork while other threads hold the checker's and the scene's locks
-held = [checker._rebuilding, checker._lock, scene._edit]
+held = [checker._rebuilding, checker._ws.lock, scene._edit]
 go, done = threading.Event(), threading.Event()
 
 

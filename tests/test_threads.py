@@ -240,7 +240,7 @@ def test_a_thread_that_ends_takes_its_workspaces_with_it_and_leaves_its_counts(p
         t.start()
         t.join()
     gc.collect()
-    assert len(checker._workspaces) == 0
+    assert len(checker._ws.live) == 0
     assert checker.stats["states"] == len(Q) * 5
 
 

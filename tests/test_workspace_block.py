@@ -26,8 +26,10 @@ def _declared(model, cache):
     """The workspace's records as the declared allocators make them."""
     r = model.robot
     n_pieces = r.piece_link.shape[0]
-    scratch = new_scratch(
-        int(model.scene.n_obj[0]), model.scene.tab.kind.shape[0], WARM_SLOTS if cache else 0
+    scratch = new_scratch(  # with room for a scene of a few more objects (model.py)
+        M.workspace_room(model.scene.n_obj[0]),
+        M.workspace_room(model.scene.tab.kind.shape[0]),
+        WARM_SLOTS if cache else 0,
     )
     buffers = allocate(
         CheckBuffers,

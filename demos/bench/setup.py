@@ -1,20 +1,30 @@
-"""Obstacles in, planner ready: what each part of a set-up costs, per MotionBenchMaker problem.
+"""Obstacles in, planner ready: what each part of a set-up costs, per MotionBenchMaker problem,
+by the two ways to plan in a new scene per problem.
 
-A user who plans in a new scene per problem (the end-to-end comparison with VAMP,
-`demos.bench.vamp`) pays for these before the planner's first step:
+**new** (one scene, one checker, one setup for every problem; what `demos.bench.vamp` runs):
 
-- ``scene``: `Scene.from_records` of the problem's obstacles (shapes validated, compiled);
-- ``flat``: the scene's flat form for the kernels (`SceneSnapshot.flat`: the KCD hierarchy);
-- ``checker``: a `CollisionChecker` over it (the robot's part is shared by every checker of
-  the robot; the scene's part and its address table are made here);
-- ``workspace``: the checker's first `is_valid` (it makes the calling thread's workspace);
-- ``make_setup``: OMPL's state space, validators and planner, the start and goal checked.
+- ``arrays``: `ObstacleArrays.from_records` of the problem's obstacle records;
+- ``scene``: `Scene.replace_all` (validated, their rows and world boxes compiled at once);
+- ``flat``: the scene's flat form (`SceneSnapshot.flat`, written by one compiled loop);
+- ``checker``: the checker's model for the new scene (the robot's part kept, the scene's
+  address table in one compiled call);
+- ``workspace``: the first `is_valid` (the thread's workspace handed on, its caches of the
+  last scene dropped);
+- ``set_problem``: the start and goal on the same OMPL setup (checked), its planner cleared.
 
-Medians over ``--repeats`` runs per problem (interleaved problem by problem), then the
-median over problems; `total` is the median of the per-problem sums. The first set-up (numba
-loading its cache, the robot's shared part) is made before the clock and not counted.
+**old** (a new scene, checker and setup per problem):
 
-    python -m demos.bench.setup                  # 4 sets x 10 problems x 20 repeats, ~10 s
+- ``scene``: `Scene.from_records` (shapes validated, compiled); ``flat``; ``checker``: a new
+  `CollisionChecker` (the robot's part shared); ``workspace``: its first `is_valid` (a new
+  workspace); ``make_setup``: OMPL's state space, validators and planner, start and goal.
+
+Medians over ``--repeats`` runs per problem (the two paths and the problems interleaved),
+then the median over problems; `total` is the median of the per-problem sums. The first
+set-ups (numba loading its cache, the robot's shared part) are made before the clock. Set-ups
+run back to back here; between solves (demos.bench.vamp) the same work takes longer, its code
+and data out of the processor's caches.
+
+    python -m demos.bench.setup                  # 4 sets x 10 problems x 20 repeats, ~15 s
 """
 
 from __future__ import annotations
@@ -26,11 +36,13 @@ import numpy as np
 
 from planning_collision.io import MBM_SETS, load_mbm, mbm_path
 
-PARTS = ("scene", "flat", "checker", "workspace", "make_setup")
+OLD = ("scene", "flat", "checker", "workspace", "make_setup")
+NEW = ("arrays", "scene", "flat", "checker", "workspace", "set_problem")
+PARTS = {"old": OLD, "new": NEW}
 
 
-def set_up(robot, problem) -> dict:
-    """Seconds of each part of one set-up (module doc)."""
+def set_up_old(robot, problem) -> list:
+    """Seconds of each part of one set-up by the old path (module doc)."""
     import planning_collision as pc
     from plugins.ompl import make_setup
 
@@ -46,25 +58,70 @@ def set_up(robot, problem) -> dict:
     t.append(clock())
     make_setup(robot, scene, problem.start, problem.goals[0], checker=checker)
     t.append(clock())
-    return dict(zip(PARTS, np.diff(t), strict=True))
+    return list(np.diff(t))
+
+
+class Reused:
+    """The new path's scene, checker and OMPL setup, made once per robot."""
+
+    def __init__(self, robot, problem):
+        import planning_collision as pc
+        from plugins.ompl import make_setup
+
+        self.scene = pc.Scene.from_arrays(pc.ObstacleArrays.from_records(problem.obstacles))
+        self.checker = pc.CollisionChecker(robot, self.scene)
+        self.ss = make_setup(
+            robot, self.scene, problem.start, problem.goals[0], checker=self.checker
+        )
+
+    def set_up(self, problem) -> list:
+        """Seconds of each part of one set-up by the new path (module doc)."""
+        import planning_collision as pc
+        from plugins.ompl import set_problem
+
+        clock = time.perf_counter
+        t = [clock()]
+        arrays = pc.ObstacleArrays.from_records(problem.obstacles)
+        t.append(clock())
+        self.scene.replace_all(arrays)
+        t.append(clock())
+        self.scene.snapshot().flat()
+        t.append(clock())
+        self.checker.model  # noqa: B018  (the checker follows its scene: its new model)
+        t.append(clock())
+        self.checker.is_valid(problem.start)
+        t.append(clock())
+        set_problem(self.ss, problem.start, problem.goals[0])
+        t.append(clock())
+        return list(np.diff(t))
 
 
 def measure(sets, n: int, repeats: int) -> dict:
-    """{part: per-problem medians (s)} over the first n valid problems of each set."""
+    """{"old" | "new": {part: per-problem medians (s)}, "obstacles": [...]} over the first n
+    valid problems of each set."""
     import robots
 
     problems = []
     for name in sets:
         problems += [p for p in load_mbm(str(mbm_path(name))).problems if p.valid][:n]
     robot = robots.load("panda", fixed_joints=problems[0].fixed_joints)
-    set_up(robot, problems[0])
-    runs = [[] for _ in problems]
-    for _ in range(repeats):
+    reused = Reused(robot, problems[0])
+    set_up_old(robot, problems[0])
+    reused.set_up(problems[0])
+    runs = {"old": [[] for _ in problems], "new": [[] for _ in problems]}
+    for r in range(repeats):
         for k, p in enumerate(problems):
-            runs[k].append(set_up(robot, p))
-    out = {part: [float(np.median([r[part] for r in rs])) for rs in runs] for part in PARTS}
-    out["total"] = [float(np.median([sum(r.values()) for r in rs])) for rs in runs]
-    out["obstacles"] = [len(p.obstacles) for p in problems]
+            for path in ("old", "new") if (r + k) % 2 == 0 else ("new", "old"):
+                got = set_up_old(robot, p) if path == "old" else reused.set_up(p)
+                runs[path][k].append(got)
+    out: dict = {"obstacles": [len(p.obstacles) for p in problems]}
+    for path, parts in PARTS.items():
+        per = {
+            part: [float(np.median([x[j] for x in rs])) for rs in runs[path]]
+            for j, part in enumerate(parts)
+        }
+        per["total"] = [float(np.median([sum(x) for x in rs])) for rs in runs[path]]
+        out[path] = per
     return out
 
 
@@ -80,13 +137,21 @@ def main(argv=None) -> int:
 
     ou.setLogLevel(ou.LOG_NONE)
     res = measure(args.sets, args.n, args.repeats)
-    obstacles = res.pop("obstacles")
+    obstacles = res["obstacles"]
     print(
         f"set-up per problem ({len(obstacles)} problems, {min(obstacles)}-{max(obstacles)} "
-        f"obstacles; medians of {args.repeats} repeats, then over problems):"
+        f"obstacles; medians of {args.repeats} repeats, then over problems), ms:"
     )
-    for part, xs in res.items():
-        print(f"  {part:11s} {np.median(xs) * 1e3:.3f} ms")
+    rows = max(len(OLD), len(NEW)) + 1
+    old = [*OLD, "total"] + [""] * (rows - len(OLD) - 1)
+    new = [*NEW, "total"] + [""] * (rows - len(NEW) - 1)
+    print(f"  {'old: new scene, checker, setup':34s}  new: replace_all, set_problem")
+    for a, b in zip(old, new, strict=True):
+        left = f"{a:12s} {np.median(res['old'][a]) * 1e3:7.3f}" if a else ""
+        right = f"{b:12s} {np.median(res['new'][b]) * 1e3:7.3f}" if b else ""
+        print(f"  {left:34s}  {right}")
+    ratio = np.median(np.array(res["old"]["total"]) / np.array(res["new"]["total"]))
+    print(f"  old / new total: {ratio:.1f}x (median of per-problem ratios)")
     return 0
 
 

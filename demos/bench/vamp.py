@@ -3,11 +3,13 @@
 For the first ``--n`` problems of each MotionBenchMaker Panda set, ``--repeats`` times,
 interleaved problem by problem (the order of the two alternates between repeats):
 
-- **ours**: `Scene.from_records` of the problem's obstacles, a `CollisionChecker` (self
-  collision on), `make_setup` (``--planner``, by default the planner compiled with the
-  checker, CompiledRRTConnect; any name of `plugins.ompl.PLANNERS`, e.g. OMPL's
-  RRTConnect through the plugin's validators; edges certified by "dichotomy") and
-  `solve` with a ``--time`` limit;
+- **ours**: the problem's obstacles into one scene (`Scene.replace_all` of their
+  `ObstacleArrays`) that one `CollisionChecker` (self collision on) and one `make_setup`
+  (``--planner``, by default the planner compiled with the checker, CompiledRRTConnect;
+  any name of `plugins.ompl.PLANNERS`, e.g. OMPL's RRTConnect through the plugin's
+  validators; edges certified by "dichotomy") serve for every problem, its start and goal
+  set by `set_problem`, then `solve` with a ``--time`` limit (``--new-setup``: a new
+  scene by `Scene.from_records`, a new checker and a new setup per problem instead);
 - **VAMP** (demos/bench/baselines/vamp_runner.py): its environment of the same obstacles,
   then its RRTConnect (sampled edges, sphere model), twice: with its benchmark settings
   (10^6 samples: the comparison's basis) and with 10^5, its fastest from Python.
@@ -41,32 +43,59 @@ PLANNER = "CompiledRRTConnect"  # ours by default: the planner compiled with the
 FAST_SAMPLES = 100_000  # VAMP's fastest budget from Python (its benchmark's: 10^6)
 
 
+class Reused:
+    """Our scene, checker and OMPL setup, made once per robot and planner and reused for
+    every problem (`Scene.replace_all`, `set_problem`): what a user who plans problem after
+    problem does (python -m demos.bench.setup times each part)."""
+
+    def __init__(self, robot, problem, planner: str, planner_range: float | None):
+        import planning_collision as pc
+        from plugins.ompl import make_setup
+
+        self.scene = pc.Scene.from_arrays(pc.ObstacleArrays.from_records(problem.obstacles))
+        self.checker = pc.CollisionChecker(robot, self.scene)
+        self.ss = make_setup(
+            robot, self.scene, problem.start, problem.goals[0], checker=self.checker,
+            planner=planner, planner_range=planner_range,
+        )  # fmt: skip
+
+
 def ours(
-    robot, problem, seconds: float, planner_range: float | None, planner: str = PLANNER
-) -> dict:
+    robot, problem, seconds: float, planner_range: float | None, planner: str = PLANNER,
+    reused: Reused | None = None,
+) -> dict:  # fmt: skip
     """Obstacles in, path out, with this project: times (s) of the parts, solved, path, and
     the checks of the solve (states and certified edges: the validators' calls, or the
-    compiled planner's motions and the states it checked)."""
+    compiled planner's motions and the states it checked). With `reused`, the problem's
+    obstacles replace the last one's in its scene and its start and goal go on its setup;
+    without, a new scene, checker and setup."""
     import planning_collision as pc
-    from plugins.ompl import COMPILED, make_setup, solution_path, solve, validators
+    from plugins.ompl import COMPILED, make_setup, set_problem, solution_path, solve, validators
 
     t0 = time.perf_counter()
-    scene = pc.Scene.from_records(problem.obstacles)
-    checker = pc.CollisionChecker(robot, scene)
-    ss = make_setup(
-        robot, scene, problem.start, problem.goals[0], checker=checker, planner=planner,
-        planner_range=planner_range,
-    )  # fmt: skip
+    if reused is not None:
+        reused.scene.replace_all(pc.ObstacleArrays.from_records(problem.obstacles))
+        ss = reused.ss
+        set_problem(ss, problem.start, problem.goals[0])
+    else:
+        scene = pc.Scene.from_records(problem.obstacles)
+        checker = pc.CollisionChecker(robot, scene)
+        ss = make_setup(
+            robot, scene, problem.start, problem.goals[0], checker=checker, planner=planner,
+            planner_range=planner_range,
+        )  # fmt: skip
     t1 = time.perf_counter()
+    sv, mv = validators(ss)
+    states0, motions0 = sv.calls, mv.counts["valid"] + mv.counts["invalid"]  # (reused)
     status = solve(ss, seconds)
     Q = solution_path(ss) if status else None
     t2 = time.perf_counter()
-    sv, mv = validators(ss)
     if planner in COMPILED:
         last = ss.getPlanner().last
-        checks = sv.calls + (last.edges if last is not None else 0)
+        motions = last.edges if last is not None else 0
     else:
-        checks = sv.calls + mv.counts["valid"] + mv.counts["invalid"]
+        motions = mv.counts["valid"] + mv.counts["invalid"] - motions0
+    checks = sv.calls - states0 + motions
     return {
         "setup": t1 - t0, "solve": t2 - t1, "total": t2 - t0, "solved": bool(status), "path": Q,
         "checks": checks,
@@ -93,8 +122,9 @@ def run_set(name: str, args, vamps: dict) -> dict:
     pset = load_mbm(str(mbm_path(name)))
     problems = [p for p in pset.problems if p.valid][: args.n]
     robot = robots.load("panda", fixed_joints=problems[0].fixed_joints)
+    reused = None if args.new_setup else Reused(robot, problems[0], args.planner, args.range)
     # first calls before the clock: compile or load the kernels, the robot's shared part
-    ours(robot, problems[0], args.time, args.range, args.planner)
+    ours(robot, problems[0], args.time, args.range, args.planner, reused)
     for v in vamps.values():
         v.solve(problems[0], name)
     who_all = ["ours", *vamps]
@@ -105,7 +135,7 @@ def run_set(name: str, args, vamps: dict) -> dict:
             shift = (k + r) % len(who_all)
             for who in who_all[shift:] + who_all[:shift]:
                 if who == "ours":
-                    runs[who].append(ours(robot, p, args.time, args.range, args.planner))
+                    runs[who].append(ours(robot, p, args.time, args.range, args.planner, reused))
                 else:
                     runs[who].append(vamps[who].solve(p, name))
         fcl_robot = FclRobot(robot, pc.Scene.from_records(p.obstacles))
@@ -200,6 +230,11 @@ def main(argv=None) -> int:
     p.add_argument("--range", type=float, default=None, help="RRTConnect range (default ours)")
     p.add_argument("--planner", default=PLANNER, help=f"ours (default {PLANNER})")
     p.add_argument("--recheck-step", type=float, default=0.005, help="m (default 0.005)")
+    p.add_argument(
+        "--new-setup", action="store_true",
+        help="ours: a new scene, checker and setup per problem (default: one of each, the "
+        "obstacles replaced and the start and goal set per problem)",
+    )  # fmt: skip
     p.add_argument("--out", type=Path, default=None, help="write the rows as JSON here")
     args = p.parse_args(argv)
     from ompl import util as ou

@@ -168,7 +168,7 @@ def fuzz_processes(n: int, rng):
     Q = robot.random_configurations(400, rng)
     want = np.array([checker.is_valid(q) for q in Q])
     checker.is_valid_batch(Q)  # numba's threads have run: a fork after this must cope
-    locks = [checker._lock, checker._rebuilding, scene._edit, stamps._lock]
+    locks = [checker._ws.lock, checker._rebuilding, scene._edit, stamps._lock]
     with mp.get_context("spawn").Pool(2) as pool:
         for k in range(n):
             if k % 2 == 0:

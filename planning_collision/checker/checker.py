@@ -33,13 +33,12 @@ the edit or after it, never for half of it; the next call sees the edit.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import threading
 import time
-import weakref
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
@@ -47,7 +46,7 @@ from ..geometry.validate import bool_flag, real_array, real_scalar
 from ..kernels import edges as E
 from ..kernels import states as K
 from ..kernels._jit import seal
-from ..kernels.scratch import BV_TESTS, N_COUNTS, PAIR_TESTS
+from ..kernels.scratch import BV_TESTS, PAIR_TESTS
 from ..kernels.tolerances import DEFAULT_ETA
 from ..processes import fork_safe, serial_batches
 from ..results import Contact, EdgeResult, LinkDistances
@@ -62,7 +61,8 @@ from .model import (
     build_model,
     has_robot_part,
 )
-from .settings import Bound, CheckerSettings, Settings, edge_settings
+from .settings import CheckerSettings, Settings, edge_settings
+from .workspaces import Bound, Workspaces
 
 _F64 = np.dtype(np.float64)
 _state_check = K.state_check
@@ -97,13 +97,6 @@ def _seal(kernel) -> None:
     Python (NUMBA_DISABLE_JIT) nothing is sealed and every call is checked."""
     if kernel not in _SEALED and seal(kernel):
         _SEALED.add(kernel)
-
-
-def _keep_counts(retired: np.ndarray, lock, counts: np.ndarray) -> None:
-    """A dead workspace's counters, added to its checker's retired ones (its finalizer:
-    it holds the two arrays and the lock, not the checker)."""
-    with lock:
-        retired += counts
 
 
 class CollisionChecker(CheckerSettings):
@@ -160,13 +153,8 @@ class CollisionChecker(CheckerSettings):
         self._shape = (int(robot.dof),)
         if not robot.pieces:
             raise ValueError(f"robot {robot.name!r} has no collision geometry to check")
-        # the live workspaces (weakly: a thread's dies with the thread or the model it was
-        # made for) and the counts of those gone; re-entrant, as a workspace's finalizer
-        # may run inside a locked section when the collector runs there
-        self._lock = fork_safe(threading.RLock())
+        self._ws = Workspaces()  # per thread and model, handed on when they fit; counts
         self._rebuilding = fork_safe(threading.Lock())  # one rebuild at a time
-        self._workspaces: weakref.WeakSet[CheckWorkspace] = weakref.WeakSet()
-        self._retired = np.zeros(N_COUNTS, np.int64)
         self._seconds = 0.0
         self._seen = -1
         # the self-pair tables' first build compiles a distance kernel, which belongs to
@@ -175,6 +163,14 @@ class CollisionChecker(CheckerSettings):
         self._bound = self._build(tables=has_robot_part(robot, *self._part_options()))
         extent = np.where(robot.continuous, math.pi, robot.upper - robot.lower)
         self._extent = float(np.linalg.norm(extent))
+
+    # ---------------------------------------------------------------- settings
+    # (properties of CheckerSettings, checker/settings.py): a setter publishes the settings
+    # with a new Bound, so every thread's next call starts on workspaces made under them
+    def _publish_settings(self, settings: Settings, rebuild: bool) -> None:
+        with self._rebuilding:
+            self._settings = settings
+            self._bound = self._build() if rebuild else Bound(self._bound.model, settings)
 
     # ---------------------------------------------------------------- model and workspaces
     def _part_options(self) -> tuple:
@@ -218,22 +214,9 @@ class CollisionChecker(CheckerSettings):
         return b
 
     def _workspace(self, b: Bound) -> CheckWorkspace:
-        """The calling thread's workspace for b's model (made on first use)."""
-        ws = getattr(b.local, "ws", None)
-        if ws is None:
-            ws = b.local.ws = self._new_workspace(b)
-        return ws
-
-    def _new_workspace(self, b: Bound) -> CheckWorkspace:
-        """A workspace for b's model and settings, registered for `stats`: when it dies (its
-        thread ended, or its model or settings were replaced and no call uses it), its
-        counts move to the retired ones. Nothing else keeps it: a server that starts a
-        thread per request does not keep a workspace per thread it ever saw (~1 MB each)."""
-        ws = CheckWorkspace(b.model, b.settings.cache)
-        with self._lock:
-            self._workspaces.add(ws)
-        weakref.finalize(ws, _keep_counts, self._retired, self._lock, ws.counts)
-        return ws
+        """The calling thread's workspace for b's model (made on first use, or the thread's
+        last one handed on: checker/workspaces.py)."""
+        return self._ws.workspace(b, b.settings.cache)
 
     @property
     def model(self) -> CheckModel:
@@ -317,7 +300,7 @@ class CollisionChecker(CheckerSettings):
             for r in range(Q.shape[0]):  # the rows one by one, as `is_valid` checks them
                 codes[r] = _state_check(hm, ws.table, Q[r], b.padding, b.self_collision, True)
         else:
-            tables = self._batch(b)
+            tables = self._ws.batch(b, b.settings.cache)
             t0 = time.perf_counter()
             args = (b.model.table, tables, Q, b.padding, b.self_collision, codes)
             run_parallel(K.state_check_batch, *args)  # under the lock its layer needs
@@ -326,17 +309,6 @@ class CollisionChecker(CheckerSettings):
         if bad.size:
             self._raise_bad_q(int(codes[bad[0]]), Q[bad[0]], f"Q[{bad[0]}]")
         return codes == FREE
-
-    def _batch(self, b: Bound) -> np.ndarray:
-        """(k, rows, 5) address tables of the calling thread's k batch workspaces for b's
-        model, k = numba's thread count (`numba.set_num_threads` is per thread too)."""
-        n = numba.get_num_threads()
-        got = getattr(b.local, "batch", None)
-        if got is None or len(got[1]) != n:
-            wss = [self._new_workspace(b) for _ in range(n)]
-            # the workspaces stay with their address table: it points into their arrays
-            got = b.local.batch = (np.ascontiguousarray(np.stack([w.table for w in wss])), wss)
-        return got[0]
 
     def _distances(self, q, cap: float) -> tuple[np.ndarray, CheckModel]:
         """(n_bodies, 3) rows (d, exact, slot) at q, each body's distance refined up to
@@ -466,10 +438,25 @@ class CollisionChecker(CheckerSettings):
 
     def bind(self) -> tuple[CheckModel, CheckWorkspace]:
         """(the model current now, the calling thread's workspace for it): what compiled
-        callers (planning_collision/planner.py) pass the kernels, which then answer for that
-        model whatever other threads edit meanwhile. Hold both while the kernels run."""
+        callers pass the kernels, which then answer for that model whatever other threads
+        edit meanwhile. Hold both while the kernels run: the workspace is the caller's for
+        good (never handed on to a later model: checker/workspaces.py). `bound` gives them
+        for a ``with`` block only."""
         b = self._current()
-        return b.model, self._workspace(b)
+        ws = self._workspace(b)
+        ws.pinned = True
+        return b.model, ws
+
+    @contextlib.contextmanager
+    def bound(self):
+        """``with checker.bound() as (model, ws):`` `bind` for the block: the calling
+        thread's workspace is held while it runs (a scene edited and a call made meanwhile
+        in this thread get another), then free to serve the next model (the compiled
+        planner's solve: planning_collision/planner.py)."""
+        b = self._current()
+        ws = self._workspace(b)
+        with self._ws.holding(ws):
+            yield b.model, ws
 
     def check_edge(self, q0, q1, method: str = "dichotomy", check_start: bool = True) -> EdgeResult:
         """Check the straight motion q0 -> q1 (dof,): "dichotomy" (certified, default),
@@ -509,9 +496,7 @@ class CollisionChecker(CheckerSettings):
         lo, hi = self.robot.lower, self.robot.upper
         q0 = lo + 0.25 * (hi - lo)
         q1 = lo + 0.75 * (hi - lo)
-        with self._lock:
-            saved = {w: w.counts.copy() for w in self._workspaces}
-            retired = self._retired.copy()
+        saved = self._ws.saved_counts()
         seconds = self._seconds
         self.is_valid(q0)
         self.clearance(q0)
@@ -522,10 +507,7 @@ class CollisionChecker(CheckerSettings):
         if batch:
             self.is_valid_batch(np.stack([q0, q1]))
         self.forget()
-        with self._lock:
-            for w in list(self._workspaces):
-                w.counts[:] = saved.get(w, 0)
-            self._retired[:] = retired
+        self._ws.restore_counts(saved)
         self._seconds = seconds
         return time.perf_counter() - t0
 
@@ -543,24 +525,18 @@ class CollisionChecker(CheckerSettings):
         tests, front hits and builds, endpoint-cache hits, and seconds inside kernels
         (wall time of the compiled calls; `is_valid`'s and the edges' are timed inside
         them, by kernels/clock.py, and not at all where it has no clock: Windows)."""
-        with self._lock:
-            total = sum((w.counts for w in list(self._workspaces)), self._retired.copy())
+        total = self._ws.totals()
         out = {k: int(total[i]) for k, i in _COUNTERS.items()}
         out["seconds"] = self._seconds + int(total[K.KERNEL_NS]) * 1e-9
         return out
 
     def reset_stats(self) -> None:
-        with self._lock:
-            for w in list(self._workspaces):
-                w.counts[:] = 0
-            self._retired[:] = 0
+        self._ws.reset()
         self._seconds = 0.0
 
     def forget(self) -> None:
         """Drop the front lists and endpoint caches of every workspace."""
-        with self._lock:
-            for w in list(self._workspaces):
-                w.forget()
+        self._ws.forget()
 
     def __repr__(self) -> str:
         m = self._current().model

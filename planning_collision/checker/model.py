@@ -18,7 +18,7 @@ import numpy as np
 from ..kernels import edges as E
 from ..kernels import states as K
 from ..kernels.check_types import CheckBuffers, CheckRobot
-from ..kernels.handles import array_table, rows
+from ..kernels.handles import array_table, record_table, rows
 from ..kernels.records import allocate
 from ..kernels.scratch import WARM_SLOTS, new_scratch
 from ..processes import fork_safe
@@ -58,7 +58,7 @@ class CheckModel:
     robot_version: int
     scene_version: int
     acm_key: frozenset | None
-    keep: tuple  # arrays the table points into (kept alive with it)
+    keep: tuple  # the arrays (or records of them) the table points into, kept alive with it
     slot_ids: np.ndarray
     names: dict
 
@@ -257,19 +257,18 @@ def build_model(
     snap = scene.snapshot() if isinstance(scene, Scene) else scene
     part = robot_part(robot, self_collision, tables, rigid)
     flat = snap.flat()
-    scene_rows = rows(flat)
     return CheckModel(
         part.robot,
         flat,
-        np.concatenate([part.table, array_table(scene_rows)]),
+        np.concatenate([part.table, record_table(flat)]),
         part.body_names,
         part.n_links,
         part.version,
         snap.version,
         part.acm_key,
-        part.keep + tuple(a for a, _ in scene_rows),
+        part.keep + (flat,),
         snap.slot_ids(),
-        {i: o.name for i, o in snap.objects.items()},
+        snap.names(),
     )
 
 
@@ -320,37 +319,73 @@ def workspace_layout(
     return BlockLayout([scratch, buffers])
 
 
+def workspace_room(n: int) -> int:
+    """Room for n scene objects or primitives in a new workspace: n rounded up to a multiple
+    of 16, so the next problem's scene of a few more fits it (workspaces.py)."""
+    return max(16, -(-int(n) // 16) * 16)
+
+
+def _sizes(model: CheckModel, cache: bool, endpoints: int) -> tuple:
+    """What a workspace for `model` needs: (objects, primitives, then the robot's sizes)."""
+    r = model.robot
+    return (
+        int(model.scene.n_obj[0]),
+        model.scene.tab.kind.shape[0],
+        WARM_SLOTS if cache else 0,
+        r.link_start.shape[0] - 1,
+        r.piece_link.shape[0],
+        r.R.shape[0],
+        r.R.shape[1],
+        max(int(endpoints), 1),
+    )
+
+
 class CheckWorkspace:
     """One thread's scratch for the checker: the traversal's Scratch and the checker's
     buffers (poses, distances, edge intervals, front lists, the endpoint cache), sized for
-    one model, and their address table. Never shared between threads."""
+    one model (with room for a scene of a few more objects: `fits`), and their address
+    table. Never shared between threads. `holders` and `pinned`: held while a caller uses it
+    beyond one call (checker/workspaces.py)."""
 
     def __init__(self, model: CheckModel, cache: bool = True, endpoints: int = ENDPOINTS):
-        r = model.robot
-        layout = workspace_layout(
-            int(model.scene.n_obj[0]),
-            model.scene.tab.kind.shape[0],
-            WARM_SLOTS if cache else 0,
-            r.link_start.shape[0] - 1,
-            r.piece_link.shape[0],
-            r.R.shape[0],
-            r.R.shape[1],
-            max(int(endpoints), 1),
-        )
+        need = _sizes(model, cache, endpoints)
+        self.sizes = (workspace_room(need[0]), workspace_room(need[1]), *need[2:])
+        layout = workspace_layout(*self.sizes)
         (self.scratch, self.buffers), self.table = layout.new()
         self.counts = self.scratch.counts
         self.out = np.zeros(4)  # an edge check's result (kernels/edges.py ENTRY_POINTS)
         # a discrete edge's EdgeRequest (its own number of states), written per call
         self.request = np.zeros(len(E.EdgeRequest._fields))
+        self.holders = 0
+        self.pinned = False
+
+    def fits(self, model: CheckModel, cache: bool = True, endpoints: int = ENDPOINTS) -> bool:
+        """Whether this workspace serves `model`: the same robot sizes and settings, room
+        for its scene's objects and primitives, and not more than twice that plus 16 of
+        objects (a state check clears its object flags)."""
+        need = _sizes(model, cache, endpoints)
+        have = self.sizes
+        return (
+            have[2:] == need[2:] and need[0] <= have[0] <= 2 * need[0] + 16 and need[1] <= have[1]
+        )
 
     def forget(self) -> None:
-        """Drop the front lists and the endpoint cache (their world-frame contents belong
-        to one scene and robot)."""
+        """Drop the front lists, the endpoint cache and the GJK warm starts (their
+        world-frame contents belong to one scene and robot)."""
         b = self.buffers
         b.front_n[:] = -1
         b.ec_key[:] = 0
         b.ec_q[:] = np.nan
         self.scratch.warm[:] = np.nan
+
+    def forget_scene(self) -> None:
+        """What a new scene must not read, and only that (a workspace handed on to the next
+        model: checker/workspaces.py): the front lists, and every endpoint-cache entry (a
+        NaN first coordinate matches no configuration: kernels/edge_state.py cache_slot).
+        GJK warm starts stay: any start direction is correct (kernels/scratch.py). ~2 us
+        where `forget` writes ~300 kB."""
+        self.buffers.front_n[:] = -1
+        self.buffers.ec_q[:, 0] = np.nan
 
 
 def body_distances(rows: np.ndarray, m: CheckModel) -> LinkDistances:

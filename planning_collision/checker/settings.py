@@ -1,10 +1,12 @@
-"""A checker's settings and what is made under them, published together (`Bound`).
+"""A checker's settings and what is made under them, published together
+(checker/workspaces.py `Bound`).
 
 Whatever a call reads of its checker, it reads from one `Bound`: the flat model, the
 settings the kernels are passed (padding, eta, the caches, front lists) with the edge
 requests made from them, and the calling thread's workspaces for that model and those
 settings. A rebuilt model, or a setting changed, publishes a new `Bound` with no workspace
-yet, so nothing a workspace keeps between calls outlives what it was made under: its endpoint
+yet (a thread's last one, handed on, forgets its caches), so nothing a workspace keeps
+between calls outlives what it was made under: its endpoint
 cache marks a configuration colliding when it came within ``padding + eta`` of something,
 which is no answer for a lower padding (a checker set from padding 0.05 to 0 rejected 43 of
 400 planar-arm edges that a new checker at 0 certified free), and `cache=False` keeps no
@@ -14,14 +16,12 @@ answers as a new checker with the new settings would.
 
 from __future__ import annotations
 
-import threading
 from typing import NamedTuple
 
 from ..geometry.validate import bool_flag, length_scalar, positive_scalar
 from ..kernels import edges as E
-from .model import CheckModel
 
-__all__ = ["QUERY_BUDGET", "Bound", "CheckerSettings", "Settings", "edge_settings", "make_request"]
+__all__ = ["QUERY_BUDGET", "CheckerSettings", "Settings", "edge_settings", "make_request"]
 
 # Distance queries a certified edge check may make before it gives up (reported not valid,
 # `certified=False`): a motion that grazes an obstacle within about eta needs many.
@@ -56,31 +56,6 @@ def make_request(s: Settings, check_start: bool, first: bool):
         margin=s.padding, eta=s.eta, n_steps=1, check_start=check_start, use_cache=s.cache,
         front=s.front, budget=QUERY_BUDGET, first=first,
     )  # fmt: skip
-
-
-class Bound:
-    """A checker's model, its settings and the workspaces made for both, one per thread
-    (`local.ws`, and `local.batch` for `is_valid_batch`), published together (module doc).
-    `requests`: the edge requests under these settings, by (check_start, first), made on
-    first use; the settings' fields are copied to slots for the hot paths."""
-
-    __slots__ = ("model", "local", "settings", "requests", "padding", "self_collision")
-
-    def __init__(self, model: CheckModel, settings: Settings):
-        self.model = model
-        self.local = threading.local()
-        self.settings = settings
-        self.requests: dict = {}
-        self.padding = settings.padding
-        self.self_collision = settings.self_collision
-
-    def request(self, check_start: bool, first: bool):
-        """The shared, never written, request record for (check_start, first)."""
-        key = (bool(check_start), bool(first))
-        got = self.requests.get(key)
-        if got is None:
-            got = self.requests[key] = make_request(self.settings, *key)
-        return got
 
 
 class CheckerSettings:
@@ -146,9 +121,5 @@ class CheckerSettings:
         kw = {"padding": s.padding, "eta": s.eta, "cache": s.cache, "front_lists": s.front > 0}
         sc = s.self_collision if self_collision is None else self_collision
         new = Settings(**edge_settings(**{**kw, **change}), self_collision=sc)
-        with self._rebuilding:
-            self._settings = new
-            if change:  # the same model under new settings
-                self._bound = Bound(self._bound.model, new)
-            else:  # the model's options changed
-                self._bound = self._build()
+        # the same model under new settings, or (the model's options changed) a new model
+        self._publish_settings(new, rebuild=not change)

@@ -11,12 +11,15 @@ import math
 import numpy as np
 import numpy.typing as npt
 
+from ..kernels.one_primitive import first_bad_pose
 from ..kernels.tolerances import LAST_ROW_TOL, QUATERNION_MIN_NORM, ROTATION_TOL, WORLD_LIMIT
 from .validate import finite_array, length_array, real_array
 
 __all__ = [
     "as_pose",
     "as_poses",
+    "frozen_pose",
+    "poses_named",
     "matrix_to_quaternion",
     "pose_matrix",
     "quaternion_to_matrix",
@@ -89,6 +92,13 @@ def pose_matrix(position, orientation_xyzw, where: str = "pose") -> npt.NDArray[
     return T
 
 
+def frozen_pose(T) -> npt.NDArray[np.float64]:
+    """A read-only float64 copy of T (a pose a model keeps and hands out)."""
+    a = np.array(T, dtype=np.float64)
+    a.setflags(write=False)
+    return a
+
+
 def as_pose(T, name: str = "T") -> npt.NDArray[np.float64]:
     """A 4x4 rigid transform as float64, checked: finite, last row (0,0,0,1), R orthonormal,
     det R = +1, translation within the working range (+-WORLD_LIMIT m). Returns a
@@ -113,12 +123,32 @@ def as_pose(T, name: str = "T") -> npt.NDArray[np.float64]:
 
 
 _I3 = np.eye(3)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """a as a read-only view: the compiled check sees one array type, whoever calls."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
 _LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
 
 
 def as_poses(poses, name: str = "poses[{}]") -> npt.NDArray[np.float64]:
     """``(k, 4, 4)`` rigid transforms, checked at once (as `as_pose` checks one); on failure
-    the first bad one is named with as_pose's message, ``name.format(k)``."""
+    the first bad one is named with as_pose's message, ``name.format(k)``. A C-contiguous
+    float64 array is checked by one compiled loop (kernels/one_primitive.py
+    `first_bad_pose`); anything else, or a pose it refuses, by numpy, whose verdict holds."""
+    if (
+        type(poses) is np.ndarray
+        and poses.dtype == np.float64
+        and poses.ndim == 3
+        and poses.shape[1:] == (4, 4)
+        and poses.flags.c_contiguous
+        and first_bad_pose(_read_only(poses), LAST_ROW_TOL, ROTATION_TOL, WORLD_LIMIT) < 0
+    ):
+        return poses
     try:
         P = np.ascontiguousarray(real_array("poses", poses, "4x4 poses"))
         ok = P.ndim == 3 and P.shape[1:] == (4, 4) and bool(np.all(np.isfinite(P)))
@@ -145,3 +175,21 @@ def as_poses(poses, name: str = "poses[{}]") -> npt.NDArray[np.float64]:
     for k, Tl in enumerate(poses):
         as_pose(Tl, name.format(k))
     raise ValueError(f"{name.format('*')} must be a sequence of 4x4 poses")
+
+
+_EYE = np.eye(4)
+
+
+def poses_named(Ts: list, where: list) -> list:
+    """Each T (4, 4) validated (`as_pose`; None: the identity), all at once when they are
+    all good (one vectorised check), else the first bad one named ``f"{where[k]} pose T"``."""
+    Ts = [_EYE if T is None else T for T in Ts]
+    if not Ts:
+        return []
+    try:
+        P = as_poses(Ts, "T")
+    except ValueError:
+        for T, w in zip(Ts, where, strict=True):
+            as_pose(T, f"{w} pose T")
+        raise
+    return list(P)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 
 import numpy as np
 import numpy.typing as npt
@@ -114,8 +115,9 @@ class Box(ConvexShape):
 
     def table_row(self) -> TableRow:
         he = 0.5 * self.extents
+        x, y, z = (float(v) for v in he)  # summed in this order, as kernels/one_primitive.py
         return point_less_row(
-            L.BOX, _params(i1=he), np.concatenate([-he, he]), float(np.linalg.norm(he))
+            L.BOX, _params(i1=he), np.concatenate([-he, he]), math.sqrt(x * x + y * y + z * z)
         )
 
     def __eq__(self, other):

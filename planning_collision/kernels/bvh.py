@@ -157,6 +157,27 @@ def _half_area(lo, hi):
     return dx * dy + dy * dz + dz * dx
 
 
+# Below this many keys, a stable insertion sort instead of numpy's merge sort (which
+# allocates its result): the same order, without an allocation per node and axis.
+_INSERTION_SORT = 32
+
+
+@kernel
+def _stable_argsort(key, c, out):
+    """out[:c] = the indices that sort key[:c] (finite), equal keys in index order: what
+    ``np.argsort(key[:c], kind="mergesort")`` gives."""
+    if c > _INSERTION_SORT:
+        out[:c] = np.argsort(key[:c], kind="mergesort")
+        return
+    for j in range(c):
+        x = key[j]
+        i = j
+        while i > 0 and key[out[i - 1]] > x:
+            out[i] = out[i - 1]
+            i -= 1
+        out[i] = j
+
+
 # SAH nodes deeper than this are split at the median instead (bounded depth whatever the
 # boxes: the traversal stack stays within STACK_SIZE; see wide_tree).
 SAH_MAX_DEPTH = 16
@@ -191,6 +212,14 @@ def sah_forest(lo, hi, order, first0, count0, leaf_size):
     cen = 0.5 * (lo + hi)
     key = np.empty(n)
     suf = np.empty(n)
+    # scratch reused by every node (a node allocated ~10 small arrays: most of the time of
+    # a scene of tens of boxes, built per planning problem)
+    srt = np.empty(n, np.int64)
+    seg = np.empty(n, np.int64)
+    slo = np.empty(3)
+    shi = np.empty(3)
+    plo = np.empty(3)
+    phi = np.empty(3)
     first[:S] = first0
     count[:S] = count0
     nn = S
@@ -217,18 +246,18 @@ def sah_forest(lo, hi, order, first0, count0, leaf_size):
                 break
             for j in range(c):
                 key[j] = cen[order[f + j], a]
-            srt = np.argsort(key[:c], kind="mergesort")
+            _stable_argsort(key, c, srt)
             # suffix areas: boxes srt[j:] for j >= 1
-            slo = np.full(3, np.inf)
-            shi = np.full(3, -np.inf)
+            slo[:] = np.inf
+            shi[:] = -np.inf
             for j in range(c - 1, 0, -1):
                 p = order[f + srt[j]]
                 for b in range(3):
                     slo[b] = min(slo[b], lo[p, b])
                     shi[b] = max(shi[b], hi[p, b])
                 suf[j] = _half_area(slo, shi)
-            plo = np.full(3, np.inf)
-            phi = np.full(3, -np.inf)
+            plo[:] = np.inf
+            phi[:] = -np.inf
             for j in range(c - 1):
                 p = order[f + srt[j]]
                 for b in range(3):
@@ -259,8 +288,9 @@ def sah_forest(lo, hi, order, first0, count0, leaf_size):
             best_split = c // 2
         for j in range(c):
             key[j] = cen[order[f + j], best_axis]
-        srt = np.argsort(key[:c], kind="mergesort")
-        seg = order[f : f + c].copy()
+        _stable_argsort(key, c, srt)
+        for j in range(c):
+            seg[j] = order[f + j]
         for j in range(c):
             order[f + j] = seg[srt[j]]
         left[k] = nn

@@ -12,7 +12,9 @@
   with method "dichotomy" or "ca"); exceptions in callbacks are logged once and reported
   invalid, never raised into OMPL.
 - `make_setup` (a `PlanningSetup`: refuses PRM with several goal states, which would
-  deadlock), `set_goals`, `solution_path`, `validators`, `PLANNERS`, `make_planner`;
+  deadlock), `set_goals`, `set_problem` (the next query on the same setup: a new scene
+  by `Scene.replace_all`, a new start and goal), `solution_path`, `validators`,
+  `PLANNERS`, `make_planner`;
   `solve(ss, seconds)`: `ss.solve(seconds)` without the ~1 ms OMPL's timer thread adds,
   true for an exact solution only (a `SolveStatus`; OMPL's is true for approximate ones).
 - `guarded(fn)`: your own validity callback, logging and reporting invalid instead of
@@ -34,6 +36,7 @@ from .setup import (
     make_planner,
     make_setup,
     set_goals,
+    set_problem,
     solution_path,
     solve,
     validators,
@@ -67,6 +70,7 @@ __all__ = [
     "make_state_space",
     "new_state",
     "set_goals",
+    "set_problem",
     "solution_path",
     "solve",
     "validators",
