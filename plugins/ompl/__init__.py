@@ -11,8 +11,10 @@
 - `CollisionValidityChecker`, `CollisionMotionValidator`: the validators (certified edges
   with method "dichotomy" or "ca"); exceptions in callbacks are logged once and reported
   invalid, never raised into OMPL.
-- `make_setup` (a `PlanningSetup`: refuses PRM with several goal states, which would
-  deadlock), `set_goals`, `solution_path`, `validators`, `PLANNERS`, `make_planner`;
+- `make_setup` (a `PlanningSetup`: answers the start and goal it has now, dropping the
+  last query's solutions and planner data when they change (`clearQuery`: a PRM roadmap
+  stays); refuses PRM with several goal states, which would deadlock), `set_start`,
+  `set_goals`, `solution_path`, `validators`, `PLANNERS`, `make_planner`;
   `solve(ss, seconds)`: `ss.solve(seconds)` without the ~1 ms OMPL's timer thread adds,
   true for an exact solution only (a `SolveStatus`; OMPL's is true for approximate ones).
 - `guarded(fn)`: your own validity callback, logging and reporting invalid instead of
@@ -34,6 +36,7 @@ from .setup import (
     make_planner,
     make_setup,
     set_goals,
+    set_start,
     solution_path,
     solve,
     validators,
@@ -67,6 +70,7 @@ __all__ = [
     "make_state_space",
     "new_state",
     "set_goals",
+    "set_start",
     "solution_path",
     "solve",
     "validators",
