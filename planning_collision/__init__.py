@@ -32,7 +32,7 @@ from .geometry import (
 from .geometry.clouds import PointCloud, VoxelGrid
 from .planner import PlanResult, RRTConnect
 from .queries import collide, distance, penetration
-from .results import DistanceResult, EdgeResult, LinkDistances, PenetrationResult
+from .results import DistanceResult, EdgeResult, LinkDistances, PathResult, PenetrationResult
 from .robot import Robot
 from .scene import Scene
 from .workspace import Workspace
@@ -64,6 +64,7 @@ __all__ = [
     "CollisionChecker",
     "EdgeResult",
     "LinkDistances",
+    "PathResult",
     "PlanResult",
     "RRTConnect",
     "warm_up",

@@ -17,6 +17,8 @@
   `set_goals`, `solution_path`, `validators`, `PLANNERS`, `make_planner`;
   `solve(ss, seconds)`: `ss.solve(seconds)` without the ~1 ms OMPL's timer thread adds,
   true for an exact solution only (a `SolveStatus`; OMPL's is true for approximate ones).
+- `check_path(ss, path)`: OMPL's ``path.check()`` certified, with the first segment not
+  shown free and where the path's free prefix ends (a `PathResult`).
 - `guarded(fn)`: your own validity callback, logging and reporting invalid instead of
   raising into OMPL.
 
@@ -24,6 +26,7 @@ docs/ompl.md has the details: which planners lose what to the binding's missing
 `lastValid`, PRM with several goals, threads and processes.
 """
 
+from .paths import check_path
 from .planner import CompiledRRTConnect
 from .setup import (
     COMPILED,
@@ -63,6 +66,7 @@ __all__ = [
     "SolveStatus",
     "StateCodec",
     "check_free",
+    "check_path",
     "check_planner_goals",
     "guarded",
     "make_planner",
