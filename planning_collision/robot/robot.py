@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..geometry.validate import real_array
-from ..io.srdf import read_srdf
+from ..io.srdf import SRDFError, acm_reason, read_srdf, write_srdf
 from ..io.urdf import read_urdf
 from ..kernels.fk import RobotModel, fk, fk_batch
 from ..kernels.robot_batch import count_link_pair_collisions
@@ -170,12 +170,14 @@ class Robot(LinkBodies):
 
     def _warn_if_adjacent_only(self) -> None:
         if self.acm_is_adjacent_only:
+            srdf = self._empty_srdf
             log.warning(
-                "robot %r: its allowed-collision matrix holds only adjacent link pairs, so "
+                "robot %r: its allowed-collision matrix holds only adjacent link pairs%s, so "
                 "self-collision checks also test pairs that touch by design (%d pairs "
                 "checked). Pass srdf=<MoveIt SRDF>, acm=[...] or compute_acm=True, or call "
                 "robot.compute_acm().",
                 self.name,
+                "" if srdf is None else f" (the SRDF {srdf} disables no pair)",
                 len(self.self_collision_pairs()),
             )
 
@@ -184,15 +186,20 @@ class Robot(LinkBodies):
         tree = self.tree
         self.acm = AllowedCollisionMatrix(tree.link_names, acm or ())
         self._acm_sources = ["adjacent"]
+        self._empty_srdf = None  # an SRDF given that allowed no pair
         if acm is not None:
             self._acm_sources.append(f"acm= ({len(self.acm)} pairs)")
         if srdf is not None:
             rec = read_srdf(srdf, tree.link_names, strict=srdf_strict)
+            _check_srdf_matches(rec, self.name)
             for d in rec.disabled_collisions:
-                self.acm.allow(d.link1, d.link2, d.reason.lower() or "srdf")
+                self.acm.allow(d.link1, d.link2, acm_reason(d.reason))
             n = len(rec.disabled_collisions)
             skipped = f", {len(rec.skipped)} skipped" if rec.skipped else ""
-            self._acm_sources.append(f"srdf {rec.path.name} ({n} pairs{skipped})")
+            if n:  # one that allows nothing leaves the matrix adjacent-only, and says so
+                self._acm_sources.append(f"srdf {rec.path.name} ({n} pairs{skipped})")
+            else:
+                self._empty_srdf = rec.path
         for a, b in adjacent_pairs(tree.model.parent, has_geometry):
             self.acm.allow(tree.link_names[a], tree.link_names[b], "adjacent")
 
@@ -305,6 +312,13 @@ class Robot(LinkBodies):
         or ``"adjacent + sampled (10000 configurations, seed 0)"``."""
         return " + ".join(self._acm_sources)
 
+    def write_srdf(self, path):
+        """Write the allowed-collision matrix as a MoveIt SRDF at `path`, as MoveIt's setup
+        assistant does (``<disable_collisions>`` with the reasons Adjacent, Default, Always,
+        Never, User: io/srdf.py `write_srdf`); ``Robot.from_urdf(urdf, srdf=path)`` reads
+        back the same pairs and reasons. Returns the path."""
+        return write_srdf(path, self.name, self.acm.entries())
+
     @property
     def acm_is_adjacent_only(self) -> bool:
         """True when the ACM holds only adjacent pairs (no SRDF, no ``acm=``, no sampling,
@@ -392,4 +406,17 @@ class Robot(LinkBodies):
         return (
             f"Robot({self.name!r}, dof={self.dof}, links={len(self.link_names)}, "
             f"pieces={len(self.pieces)}, allowed_pairs={len(self.acm)})"
+        )
+
+
+def _check_srdf_matches(rec, robot: str) -> None:
+    """SRDFError when an SRDF has pairs and none of them names two links of the robot (so
+    it is another robot's: loading it would leave only adjacent pairs allowed); an SRDF
+    without pairs is said by the adjacent-only warning."""
+    if rec.skipped and not rec.disabled_collisions:
+        links = sorted({n for d in rec.skipped for n in (d.link1, d.link2)})
+        raise SRDFError(
+            f"{rec.path}: none of its {len(rec.skipped)} disable_collisions entries names two "
+            f"links of robot {robot!r} (the SRDF is for robot {rec.name!r}; it names "
+            f"{links[:6]}{' ...' if len(links) > 6 else ''}): is it this robot's SRDF?"
         )
