@@ -138,6 +138,22 @@ def test_a_goal_changed_through_the_problem_definition_is_seen_at_the_next_solve
     assert np.abs(solution_path(ss)[-1] - g2).max() <= 1e-6
 
 
+def test_a_start_changed_through_the_problem_definition_is_seen_at_the_next_solve(shelf):
+    """The same number of start states, another one: RRTConnect's old start tree goes."""
+    robot, scene, start, goal, g2, checker = shelf
+    ss = make_setup(robot, scene, start, goal, checker=checker)
+    assert solve(ss, 5.0)
+    svc, _ = validators(ss)
+    s = new_state(ss.getSpaceInformation())
+    svc.codec.write(g2, s)
+    pdef = ss.getProblemDefinition()
+    pdef.clearStartStates()
+    pdef.addStartState(s)
+    assert solve(ss, 5.0)
+    Q = solution_path(ss)
+    assert np.allclose(Q[0], g2) and np.abs(Q[-1] - goal).max() <= 1e-6
+
+
 def test_a_planner_solved_alone_refuses_an_answer_to_an_earlier_query(shelf):
     """A bare planner keeps its problem definition's old solution when the goal changes
     under it: solve names the planner instead of reporting that path, and clears it."""

@@ -14,13 +14,15 @@ keep a PRM roadmap). `PlanningSetup` (setup.py) does it whenever the query chang
 `solve` refuses by name a path that does not start at a current start state and, when
 exact, end in the current goal.
 
-- `QueryKey`: what the query is now (the goal object, copies of its states and of the
-  start states); two keys compare equal when nothing a planner reads has changed.
+- `QueryKey`: what the query is (the goal object, copies of its states and of the start
+  states); `key.holds(pdef)` when nothing a planner reads has changed since.
 - `stale_solution(pdef)`: why the problem definition's solution does not answer its query
   (None when it does, or when there is none).
 """
 
 from __future__ import annotations
+
+import math
 
 from ompl import base as ob
 
@@ -60,17 +62,18 @@ def _goal_states(goal) -> list:
 
 class QueryKey:
     """The query of a problem definition when made: its goal (the object, its threshold and
-    copies of its states) and copies of its start states. ``a == b`` when a planner would
-    see the same query."""
+    copies of its states), its number of start states and copies of the valid ones (read
+    as planners read them: one validity check each). `holds(pdef)` tells whether a planner
+    would still see that query, without validity checks."""
 
-    __slots__ = ("si", "goal", "threshold", "goals", "starts")
+    __slots__ = ("si", "goal", "threshold", "goals", "n_starts", "starts")
 
     def __init__(self, si, pdef):
         self.si = si
         self.goal = pdef.getGoal()
-        get = getattr(self.goal, "getThreshold", None)
-        self.threshold = None if get is None else float(get())
+        self.threshold = _threshold(self.goal)
         self.goals = [self._copy(s) for s in _goal_states(self.goal)]
+        self.n_starts = pdef.getStartStateCount()
         self.starts = [self._copy(s) for s in start_states(pdef)]
 
     def _copy(self, state):
@@ -78,22 +81,28 @@ class QueryKey:
         self.si.copyState(c, state)
         return c
 
-    def _same(self, a: list, b: list) -> bool:
-        return len(a) == len(b) and all(
-            self.si.equalStates(x, y) for x, y in zip(a, b, strict=True)
-        )
+    def holds(self, pdef) -> bool:
+        """Whether pdef's query is still this one: the same goal object with the same
+        threshold and states, as many start states, each valid one still among them (a
+        start that was invalid and is replaced by another, the count unchanged, is not seen;
+        OMPL warns of invalid starts)."""
+        goal = pdef.getGoal()
+        if goal is not self.goal or _threshold(goal) != self.threshold:
+            return False
+        now = _goal_states(goal)
+        if len(now) != len(self.goals):
+            return False
+        if not all(self.si.equalStates(a, b) for a, b in zip(now, self.goals, strict=True)):
+            return False
+        if pdef.getStartStateCount() != self.n_starts:
+            return False
+        # hasStartState's second argument is OMPL's `unsigned int *startIndex`: 0, none
+        return all(pdef.hasStartState(s, 0) for s in self.starts)
 
-    def __eq__(self, other) -> bool:
-        if not isinstance(other, QueryKey):
-            return NotImplemented
-        return (
-            self.goal is other.goal
-            and self.threshold == other.threshold
-            and self._same(self.goals, other.goals)
-            and self._same(self.starts, other.starts)
-        )
 
-    __hash__ = None
+def _threshold(goal) -> float | None:
+    get = getattr(goal, "getThreshold", None)
+    return None if get is None else float(get())
 
 
 def missing_input(pdef, what: str) -> str | None:
@@ -124,10 +133,11 @@ def stale_solution(si, pdef) -> str | None:
     if not states:
         return None
     first, last = states[0], states[-1]
-    starts = start_states(pdef)
-    if starts and min(si.distance(first, s) for s in starts) > _SAME:
-        d = min(si.distance(first, s) for s in starts)
-        return f"its solution path begins {d:.3g} from the nearest start state"
+    if not pdef.hasStartState(first, 0):  # (exactly a start: the common case, no checks)
+        starts = start_states(pdef)
+        d = min((si.distance(first, s) for s in starts), default=math.inf)
+        if d > _SAME:
+            return f"its solution path begins {d:.3g} from the nearest start state"
     goal = pdef.getGoal()
     if pdef.hasExactSolution() and goal is not None and not goal.isSatisfied(last):
         get = getattr(goal, "distanceGoal", None)

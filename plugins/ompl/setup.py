@@ -184,10 +184,10 @@ class PlanningSetup(og.SimpleSetup):
             raise ValueError(missing)
         self.setup()  # makes an allocator's planner, as OMPL's solve would; then checks
         si = self.getSpaceInformation()
-        key = QueryKey(si, pdef)
-        if self._solved is not None and key != self._solved:
+        if self._solved is not None and not self._solved.holds(pdef):
             self.clearQuery()  # changed through the problem definition
-        self._solved = key
+        if self._solved is None:  # once per query: a validity check per start state
+            self._solved = QueryKey(si, pdef)
         status = super().solve(*args)
         _refuse_stale(si, pdef, self.getPlanner(), clear=self.clearQuery)
         return status
