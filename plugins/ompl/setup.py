@@ -453,7 +453,13 @@ def solve(setup, seconds: float) -> SolveStatus:
     solve. This passes `ob.timedPlannerTerminationCondition(seconds)`, which the planner
     reads in its own loop (what OMPL does for limits under 1 s): the same limit, no thread.
     A planner iteration that outlasts the limit overruns it by that iteration; the plugin's
-    callbacks take microseconds."""
+    callbacks take microseconds.
+
+    The query: a `PlanningSetup` follows its own (its docstring). On another setup or a
+    planner alone, a solution kept from an earlier query (one that does not begin at a
+    start state or, when exact, end in the goal) means the query changed: the solutions and
+    the planner's query data are cleared before it solves. After any solve, such a path is
+    refused (a ValueError naming the planner), and no start or no goal is a ValueError."""
     seconds = float(seconds)
     if not seconds > 0.0 or math.isinf(seconds):
         raise ValueError(f"seconds must be a positive finite number, got {seconds!r}")
@@ -470,6 +476,11 @@ def solve(setup, seconds: float) -> SolveStatus:
     else:
         planner = setup
     check_planner_goals(planner, pdef.getGoal())
+    if stale_solution(si, pdef) is not None:
+        # the query changed since a solve (this setup's or planner's queries are yours to
+        # follow): the kept best cost would hang SORRTstar (query.py), so start afresh
+        planner.checkValidity()  # sets it up first if it was not (AORRTC's clear() needs it)
+        _clear_query(pdef, planner)
     status = setup.solve(ptc)
     _refuse_stale(si, pdef, planner, clear=lambda: _clear_query(pdef, planner))
     return SolveStatus(status)
