@@ -3,7 +3,8 @@
 Reads any scene file the project reads (the JSON format, MoveIt ``.scene``, mesh files,
 MotionBenchMaker problem files; default: the packaged bookshelf, or nothing with ``--urdf``)
 and a robot from the registry (``--robot``) or your own URDF (``--urdf``, with ``--srdf`` for
-its allowed collisions and ``--fixed`` for held joints), serves the view on
+its allowed collisions, ``--active`` for the joints to move, the others held at zero or at
+their ``--fixed`` value), serves the view on
 127.0.0.1 with a slider per joint and each link's clearance, and optionally writes a
 ``.glb``, takes a screenshot in a headless Chromium, or times slider updates. Seconds to
 start once numba's cache is warm (the first run compiles the scene queries, ~30 s).
@@ -15,6 +16,10 @@ start once numba's cache is warm (the first run compiles the scene queries, ~30 
     python -m demos.view --robot panda --export scene.glb --no-serve
     python -m demos.view --robot panda --fps                  # slider updates per second
     python -m demos.view --urdf my_arm.urdf --srdf my_arm.srdf --scene cell.json --q 0 1 0 ...
+    python -m demos.view --urdf tiago.urdf --active torso_lift_joint arm_1_joint arm_2_joint
+
+A file, joint or configuration the robot or scene refuses is said in one line on stderr
+(exit code 2), as argparse says a wrong flag.
 
 ``--q`` may be given several times: the configurations become a path (its end effector's
 curve, translucent poses, a playback slider), and the robot is shown at the last one.
@@ -28,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -151,6 +157,12 @@ def _parse(argv):
     ap.add_argument("--urdf", type=Path, metavar="PATH", help="your robot's URDF (not --robot)")
     ap.add_argument("--srdf", type=Path, metavar="PATH", help="its MoveIt SRDF (allowed pairs)")
     ap.add_argument(
+        "--active",
+        nargs="+",
+        metavar="JOINT",
+        help="the joints to move, in this order (the others held: at zero, or --fixed)",
+    )
+    ap.add_argument(
         "--fixed",
         nargs="+",
         default=[],
@@ -188,6 +200,8 @@ def _parse(argv):
         args.fixed = {k: float(v) for k, v in (f.split("=", 1) for f in args.fixed)}
     except ValueError:
         ap.error(f"--fixed takes JOINT=VALUE pairs, got {args.fixed}")
+    if args.active and args.robot is None and args.urdf is None:
+        ap.error("--active needs a robot (--urdf PATH or --robot NAME)")
     if args.fps and args.robot is None and args.urdf is None and not _is_mbm(args.scene_file):
         ap.error("--fps needs a robot (--robot NAME or --urdf PATH)")
     return args
@@ -208,13 +222,20 @@ def _load(args):
     t0 = time.perf_counter()
     robot = None
     if args.urdf is not None:
-        robot = pc.Robot.from_urdf(args.urdf, fixed_joints=args.fixed or None, srdf=args.srdf)
+        robot = pc.Robot.from_urdf(
+            args.urdf, active_joints=args.active, fixed_joints=args.fixed or None, srdf=args.srdf
+        )
     elif robot_name is not None:
         if fixed is None and robot_name == "panda":
             fixed = PANDA_FINGERS
-        robot = robots.load(robot_name, fixed_joints=fixed) if fixed else robots.load(robot_name)
+        kw = {"fixed_joints": fixed} if fixed else {}
+        if args.active:
+            kw["active_joints"] = args.active
+        robot = robots.load(robot_name, **kw)
     if robot is not None:
         if args.q:
+            for k, q in enumerate(args.q):  # each within the limits, of the robot's joints
+                robot.validate_q(q, "--q" if len(args.q) == 1 else f"--q #{k + 1}", True)
             path = np.array(args.q, dtype=float)
         elif path is None and args.scene_file is not None:
             path = _example_path(args.scene_file, robot.name)
@@ -224,7 +245,12 @@ def _load(args):
 def main(argv=None) -> int:
     args = _parse(argv)
     rng = np.random.default_rng(args.seed)
-    scene, robot, path, t_scene, t_robot = _load(args)
+    try:
+        scene, robot, path, t_scene, t_robot = _load(args)
+    except (ValueError, FileNotFoundError, IsADirectoryError) as e:
+        # a file, joint or configuration refused by name: said as argparse says a bad flag
+        print(f"view: error: {e}", file=sys.stderr)
+        return 2
     where = args.scene_file.name if args.scene_file is not None else "no scene file"
     print(f"scene: {where}, {len(scene)} objects, loaded in {t_scene:.2f} s")
     q = None

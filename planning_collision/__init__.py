@@ -33,7 +33,7 @@ from .geometry.arrays import ObstacleArrays
 from .geometry.clouds import PointCloud, VoxelGrid
 from .planner import PlanResult, RRTConnect
 from .queries import collide, distance, penetration
-from .results import DistanceResult, EdgeResult, LinkDistances, PenetrationResult
+from .results import DistanceResult, EdgeResult, LinkDistances, PathResult, PenetrationResult
 from .robot import Robot
 from .scene import Scene
 from .workspace import Workspace
@@ -66,6 +66,7 @@ __all__ = [
     "CollisionChecker",
     "EdgeResult",
     "LinkDistances",
+    "PathResult",
     "PlanResult",
     "RRTConnect",
     "warm_up",

@@ -98,6 +98,40 @@ class EdgeResult:
     certified: bool
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class PathResult:
+    """The check of a joint-space path through the rows of Q (n, dof): its states and the
+    straight motions between them, segment k from Q[k] to Q[k + 1]
+    (`CollisionChecker.check_path`).
+
+    valid : bool; True when the whole path is free (certified for "dichotomy" and "ca").
+    segment : int; the first segment not shown free (-1 when valid; 0 for a path of one
+        colliding state).
+    last_valid_t : float in [0, 1]; that segment is free on [0, last_valid_t): up to its
+        first contact (found by "ca", within the contact tolerance eta, for the certified
+        methods; the first colliding sample for "discrete"); 1.0 when valid, 0.0 when the
+        segment's start collides.
+    last_valid : (dof,) float64; the configuration there, Q[segment] + last_valid_t *
+        (Q[segment + 1] - Q[segment]) (Q[-1] when valid): the path's free prefix ends at it.
+    n_queries : int; distance queries (or states, "discrete") over all segments checked.
+    method : str; the method of the segments ("dichotomy", "ca" or "discrete").
+    certified : bool; the answer holds for every configuration along the path, not only
+        at sampled ones (False for "discrete", and when a certified check ran out of its
+        query budget: the path is then reported not valid).
+    """
+
+    valid: bool
+    segment: int
+    last_valid_t: float
+    last_valid: npt.NDArray[np.float64]
+    n_queries: int
+    method: str
+    certified: bool
+
+    def __bool__(self) -> bool:
+        return self.valid
+
+
 # the keys `LinkDistances` answers to as a mapping, and the fields they name
 _LINK_DISTANCE_KEYS = {
     "links": "links",

@@ -104,10 +104,11 @@ def test_clearance_and_link_distances_agree_with_the_pair_queries(panda, checker
     c = panda.collision
     for q in Q:
         P = panda.piece_poses(q)
-        per_body = {}
+        per_body, per_link = {}, {}
         for k, p in enumerate(panda.pieces):
             r = ch.scene.min_distance(p.shape, P[k])
             per_body[body[p.link]] = min(per_body.get(body[p.link], np.inf), r.distance)
+            per_link[p.link] = min(per_link.get(p.link, np.inf), r.distance)
         self_d = [
             min(
                 pc.distance(panda.pieces[i].shape, P[i], panda.pieces[j].shape, P[j]).distance
@@ -118,11 +119,16 @@ def test_clearance_and_link_distances_agree_with_the_pair_queries(panda, checker
         ]
         ref = min(min(per_body.values()), min(self_d))
         assert ch.clearance(q) == pytest.approx(ref, abs=1e-7)
-        ld = ch.link_distances(q)
+        ld = ch.link_distances(q, bodies=True)
         assert len(ld["links"]) == (8 if rigid else 11)
         for name, d in zip(ld["links"], ld["scene"], strict=True):
             assert d == pytest.approx(per_body[name.split("+")[0]], abs=1e-7)
         assert np.min(ld["distance"]) == pytest.approx(ref, abs=1e-7)
+        per = ch.link_distances(q)  # per link, whatever the checker's bodies
+        assert list(per.links) == [n for n in panda.link_names if n in per_link]
+        for name, d in zip(per.links, per.scene, strict=True):
+            assert d == pytest.approx(per_link[name], abs=1e-7)
+        assert np.min(per.distance) == pytest.approx(ref, abs=1e-7)
         far = ch.link_distances(q, max_distance=0.05)
         assert np.all((far["scene"] == np.inf) | (far["scene"] <= 0.05))
 

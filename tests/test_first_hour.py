@@ -146,7 +146,7 @@ def test_a_colliding_start_or_goal_is_refused_naming_the_link_and_what_it_touche
     q, contacts = _colliding(robot, checker, rng, want_scene=True)
     names = {n for n in (scene.get(i).name for i in scene.ids())}
     c = contacts[0]
-    assert c.body in checker.body_names and c.other[len("obstacle '") : -1] in names
+    assert c.body in robot.link_names and c.other[len("obstacle '") : -1] in names
     with pytest.raises(ValueError, match=r"^start is in collision: ") as e:
         make_setup(robot, scene, q, goal, checker=checker)
     assert f"{c.body} touches {c.other}" in str(e.value)

@@ -9,6 +9,7 @@ motion between two free (docs/architecture.md, "Checker").
     checker.is_valid_batch(Q)                    # (m,) bool, parallel over configurations
     checker.check_edge(q0, q1)                   # EdgeResult; certified ("dichotomy")
     checker.check_edge(q0, q1, method="ca")      # first time of contact
+    checker.check_path(Q)                        # PathResult: a whole path, certified
     checker.clearance(q), checker.link_distances(q)
     checker.stats, checker.reset_stats()
 
@@ -42,25 +43,26 @@ import time
 import numpy as np
 import numpy.typing as npt
 
-from ..geometry.validate import bool_flag, real_array, real_scalar
+from ..geometry.validate import bool_flag, real_array
 from ..kernels import edges as E
 from ..kernels import states as K
 from ..kernels._jit import seal
 from ..kernels.scratch import BV_TESTS, PAIR_TESTS
 from ..kernels.tolerances import DEFAULT_ETA
 from ..processes import fork_safe, serial_batches
-from ..results import Contact, EdgeResult, LinkDistances
+from ..results import Contact, EdgeResult, PathResult
 from ..stamps import LATEST
 from .batch import run_parallel
+from .distances import DistanceQueries
 from .model import (
     QUEUE,
     CheckModel,
     CheckWorkspace,
     acm_key,
-    body_distances,
     build_model,
     has_robot_part,
 )
+from .paths import check_path
 from .settings import CheckerSettings, Settings, edge_settings
 from .workspaces import Bound, Workspaces
 
@@ -99,7 +101,7 @@ def _seal(kernel) -> None:
         _SEALED.add(kernel)
 
 
-class CollisionChecker(CheckerSettings):
+class CollisionChecker(DistanceQueries, CheckerSettings):
     """State and edge checks of `robot` among the obstacles of `scene` (module doc).
 
     padding : m, >= 0; robot geometry closer than this to an obstacle (or, for checked
@@ -124,7 +126,8 @@ class CollisionChecker(CheckerSettings):
         one self pair per pair of bodies (the Panda's 23 pairs become 10), and rigidly
         joined pairs, which never move, unchecked. Same answers except for such a pair
         touching, which would make every configuration collide.
-        `link_distances` and `body_names` then name a body by its links joined by "+".
+        `body_names` (and `link_distances(bodies=True)`) then name a body by its links
+        joined by "+"; `contacts` and `link_distances` name links (checker/distances.py).
         False: one body per collision link.
     """
 
@@ -310,62 +313,6 @@ class CollisionChecker(CheckerSettings):
             self._raise_bad_q(int(codes[bad[0]]), Q[bad[0]], f"Q[{bad[0]}]")
         return codes == FREE
 
-    def _distances(self, q, cap: float) -> tuple[np.ndarray, CheckModel]:
-        """(n_bodies, 3) rows (d, exact, slot) at q, each body's distance refined up to
-        `cap`, and the model they belong to."""
-        b = self._current()
-        m = b.model
-        q = self._q(q)
-        ws = self._workspace(b)
-        out = np.empty((len(m.body_names), 3))
-        t0 = time.perf_counter()
-        code = K.state_distances(m.table, ws.table, q, np.full(len(m.body_names), cap), out)
-        self._seconds += time.perf_counter() - t0
-        if code >= BAD_Q:
-            self._raise_bad_q(code, q, "q")
-        return out, m
-
-    def clearance(self, q) -> float:
-        """The smallest distance of any body at q (m): a collision link to the scene or a
-        checked self pair. <= 0 means in collision (the depth is not computed)."""
-        rows, _ = self._distances(q, np.inf)
-        return float(rows[:, 0].min()) if len(rows) else math.inf
-
-    def link_distances(self, q, max_distance: float = np.inf) -> LinkDistances:
-        """Per collision link at q (per rigid body with `rigid_bodies`: its links joined by
-        "+"): its distance to the scene and the nearest obstacle (id and name), and its
-        distance to its checked self-collision partners and the nearest one
-        (`LinkDistances`, which also reads as the dict this returned before).
-
-        max_distance : m, > 0 (inf by default); distances beyond it are not refined
-        (reported as inf)."""
-        md = real_scalar("max_distance", max_distance)
-        if not md > 0.0:  # NaN too
-            raise ValueError(f"max_distance must be > 0 (inf for no cap), got {max_distance!r}")
-        rows, m = self._distances(q, md)
-        return body_distances(rows, m)
-
-    def contacts(self, q) -> list[Contact]:
-        """What makes configuration q (dof,) collide: a `Contact(body, other, distance)`
-        for each body closer than `padding` to an obstacle (other: ``obstacle 'name'``, or
-        ``obstacle #id`` when it has no name) or to a checked self-collision partner
-        (other: the partner's name), nearest first; [] when q is free. distance in m (<= 0
-        is touching or overlapping; the depth is not computed)."""
-        rows, m = self._distances(q, max(2.0 * self.padding, 1e-3))
-        out = []
-        for k, name in enumerate(m.body_names):
-            d = float(rows[k, 0])
-            if rows[k, 1] == 0 or d > self.padding:  # farther than asked (not refined)
-                continue
-            if k < m.n_links:
-                oid = int(m.slot_ids[int(rows[k, 2])])
-                o = m.names.get(oid)
-                out.append(Contact(name, f"obstacle {o!r}" if o else f"obstacle #{oid}", d))
-            else:
-                a, b = name.split("|")
-                out.append(Contact(a, b, d))
-        return sorted(out, key=lambda c: c.distance)
-
     # ---------------------------------------------------------------- edges
     def _edge(self, q0, q1, method: str, check_start: bool, first: bool) -> np.ndarray:
         """The method's kernel on q0 -> q1; out[0:4] = (status, last_valid_t, toc,
@@ -474,6 +421,17 @@ class CollisionChecker(CheckerSettings):
             method=method,
             certified=method != "discrete" and status != UNDECIDED,
         )
+
+    def check_path(self, Q, method: str = "dichotomy") -> PathResult:
+        """Check the path through the rows of Q (n, dof): its first state and each straight
+        segment Q[k] -> Q[k + 1], by `method` (certified with "dichotomy" and "ca"), as
+        OMPL's ``path.check()``. Returns PathResult(valid, segment, last_valid_t,
+        last_valid, n_queries, method, certified): the first segment not shown free and
+        where the path's free prefix ends, its first contact found by "ca"
+        (checker/paths.py). ``if checker.check_path(Q):`` reads its validity."""
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+        return check_path(self, Q, method)
 
     def edge_free(self, q0, q1, method: str = "dichotomy", check_start: bool = False) -> bool:
         """`check_edge(...).valid` without building a result (the motion validator's fast

@@ -10,12 +10,14 @@
 - URDF: `planning_collision.io.urdf` (used by `Robot.from_urdf`).
 - `read_srdf(path, link_names=None, strict=False) -> SRDFData`: a MoveIt SRDF's
   ``disable_collisions`` pairs (`Robot.from_urdf(..., srdf=path)` allows them); pairs naming
-  links the robot lacks are skipped with one warning, or refused with ``strict=True``.
+  links the robot lacks are skipped with one warning, or refused with ``strict=True``;
+  `write_srdf(path, name, entries)` writes an allowed-collision matrix as MoveIt's setup
+  assistant does (``robot.write_srdf(path)``), read back with the same pairs and reasons.
 """
 
 from .mbm import MBM_SETS, Problem, ProblemSet, load_mbm, mbm_path
 from .scene_files import ObstacleRecord, load_mesh_file, load_scene, save_scene
-from .srdf import DisabledCollision, SRDFData, SRDFError, read_srdf
+from .srdf import DisabledCollision, SRDFData, SRDFError, read_srdf, write_srdf
 
 __all__ = [
     "MBM_SETS",
@@ -31,4 +33,5 @@ __all__ = [
     "load_scene",
     "read_srdf",
     "save_scene",
+    "write_srdf",
 ]

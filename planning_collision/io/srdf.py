@@ -11,7 +11,10 @@ group states, end effectors, virtual joints, ``disable_default_collisions``) are
 ignoring a disable only checks more pairs, never fewer.
 
 ``Robot.from_urdf(urdf, srdf=path)`` allows these pairs in the robot's allowed-collision
-matrix.
+matrix (refusing an SRDF none of whose pairs names two of the robot's links: another
+robot's). `write_srdf(path, name, entries)` writes a matrix's pairs as MoveIt's setup
+assistant does (``robot.write_srdf(path)``), with MoveIt's reasons (`MOVEIT_REASONS`);
+read back, each pair has the reason it was written with (`acm_reason`).
 """
 
 from __future__ import annotations
@@ -21,9 +24,29 @@ import logging
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-__all__ = ["DisabledCollision", "SRDFData", "SRDFError", "read_srdf"]
+__all__ = [
+    "MOVEIT_REASONS",
+    "DisabledCollision",
+    "SRDFData",
+    "SRDFError",
+    "acm_reason",
+    "read_srdf",
+    "write_srdf",
+]
 
 log = logging.getLogger(__name__)
+
+# The reasons MoveIt's setup assistant writes, by the allowed-collision matrix's names
+# (robot/acm.py): adjacent links, pairs colliding in the default configuration, in
+# every or in none of the sampled configurations, and pairs a user disabled.
+MOVEIT_REASONS = {
+    "adjacent": "Adjacent",
+    "default": "Default",
+    "always": "Always",
+    "never": "Never",
+    "user": "User",
+}
+_FROM_MOVEIT = {v.lower(): k for k, v in MOVEIT_REASONS.items()}
 
 
 class SRDFError(ValueError):
@@ -119,3 +142,39 @@ def read_srdf(path, link_names=None, *, strict: bool = False) -> SRDFData:
             unknown,
         )
     return SRDFData(path, root.get("name", ""), kept, skipped)
+
+
+def acm_reason(reason: str) -> str:
+    """The allowed-collision matrix's reason for an SRDF's: MoveIt's own (any case) in the
+    matrix's spelling ("Never" -> "never"), "srdf" when the SRDF gives none, any other as
+    written."""
+    reason = reason.strip()
+    return _FROM_MOVEIT.get(reason.lower(), reason) if reason else "srdf"
+
+
+def write_srdf(path, name: str, entries) -> Path:
+    """Write a MoveIt SRDF at `path` for robot `name`: one ``<disable_collisions link1=
+    link2= reason=/>`` per entry (link_a, link_b, reason) of an allowed-collision matrix
+    (``acm.entries()``), in order, reasons in MoveIt's spelling (`MOVEIT_REASONS`; "srdf",
+    an SRDF's pair without a reason, written without one; any other as it is). Returns the
+    path. `read_srdf` and ``Robot.from_urdf(srdf=path)`` read back the same pairs and
+    reasons."""
+    path = Path(path)
+    root = ET.Element("robot", name=str(name))
+    root.text = "\n  "
+    root.append(ET.Comment(" allowed collision pairs, written by planning_collision "))
+    for a, b, reason in entries:
+        a, b, reason = str(a), str(b), str(reason)
+        if not a or not b or a == b:
+            raise ValueError(f"an entry needs two different links, got {a!r} and {b!r}")
+        attrs = {"link1": a, "link2": b}
+        if reason != "srdf":
+            attrs["reason"] = MOVEIT_REASONS.get(reason, reason)
+        ET.SubElement(root, "disable_collisions", attrs)
+    for el in root:
+        el.tail = "\n  "
+    if len(root):
+        root[-1].tail = "\n"
+    text = '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode")
+    path.write_text(text + "\n", encoding="utf-8")
+    return path

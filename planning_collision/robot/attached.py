@@ -32,7 +32,14 @@ from .convexify import decompose_mesh
 from .geometry import LinkPiece
 from .kinematics import KinematicTree
 
-__all__ = ["AttachedObject", "attached_object", "extend_tree", "object_key", "object_pieces"]
+__all__ = [
+    "AttachedObject",
+    "SceneTransfers",
+    "attached_object",
+    "extend_tree",
+    "object_key",
+    "object_pieces",
+]
 
 # the shapes a robot's pieces can be (a Mesh is decomposed into Convex pieces)
 _SOLIDS = (Sphere, Box, Capsule, Cylinder, Cone, Convex)
@@ -177,3 +184,44 @@ def object_key(objects) -> str:
                 h.update(np.ascontiguousarray(row.params).tobytes())
                 h.update(np.ascontiguousarray(row.points).tobytes())
     return h.hexdigest()[:16]
+
+
+class SceneTransfers:
+    """`Robot`'s moves of objects between the scene and the robot (MoveIt's attach of a
+    world object and its release): a mixin over `attach`, `detach`, `fk` and `attached`."""
+
+    def attach_from_scene(
+        self, scene, id: int, link: str, q, *, touch_links=(), name: str | None = None
+    ) -> AttachedObject:
+        """Move obstacle `id` of `scene` onto the robot (MoveIt's attach of a world object):
+        attached to `link` where it is relative to the link at configuration q (dof,),
+        then removed from the scene. Named `name`, else by its obstacle name. Until the
+        second step, a query in another thread may see it in both (a collision, never a
+        wrong free)."""
+        ob = scene.get(id)
+        name = name if name is not None else ob.name
+        if name is None:
+            raise ValueError(f"obstacle {id} has no name: pass name= for the attached object")
+        if link not in self.link_index:
+            raise ValueError(f"link {link!r} is not a link of robot {self.name!r}")
+        pose = np.linalg.inv(self.fk(self.validate_q(q))[link]) @ ob.T
+        obj = self.attach(name, link, ob.shape, pose, touch_links=touch_links)
+        scene.remove(id)
+        return obj
+
+    def detach_to_scene(self, name: str, scene, q) -> int:
+        """Put the attached object `name` into `scene` where it is at configuration q
+        (dof,), then detach it; returns its obstacle id (a query in another thread may see
+        it in both meanwhile: a collision, never a wrong free)."""
+        obj = self.attached.get(name)
+        if obj is None:
+            raise ValueError(
+                f"no object {name!r} is attached to robot {self.name!r}; attached: "
+                f"{sorted(self.attached)}"
+            )
+        T = self.fk(self.validate_q(q))[name]
+        (s0, T0), *more = obj.parts
+        one = not more and np.array_equal(T0, np.eye(4))  # a plain shape stays one
+        oid = scene.add(s0 if one else list(obj.parts), T, name=name)
+        self.detach(name)
+        return oid

@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..geometry.validate import real_array
-from ..io.srdf import read_srdf
+from ..io.srdf import SRDFError, acm_reason, read_srdf, write_srdf
 from ..io.urdf import read_urdf
 from ..kernels.fk import RobotModel, fk, fk_batch
 from ..kernels.robot_batch import count_link_pair_collisions
@@ -57,7 +57,14 @@ from .acm import (
     cached_sample_acm,
     sample_acm,
 )
-from .attached import AttachedObject, attached_object, extend_tree, object_key, object_pieces
+from .attached import (
+    AttachedObject,
+    SceneTransfers,
+    attached_object,
+    extend_tree,
+    object_key,
+    object_pieces,
+)
 from .bodies import LinkBodies
 from .bounds import MotionBoundTables
 from .geometry import CollisionModel, collision_model, link_radii, load_link_geometry
@@ -111,7 +118,7 @@ def _link_geometry(tree: KinematicTree, pieces: list) -> dict:
     }
 
 
-class Robot(LinkBodies):
+class Robot(SceneTransfers, LinkBodies):
     """A URDF robot compiled for the kernels. Build with `Robot.from_urdf` or
     `robots.load(name)`. See the module docstring."""
 
@@ -220,12 +227,14 @@ class Robot(LinkBodies):
 
     def _warn_if_adjacent_only(self) -> None:
         if self.acm_is_adjacent_only:
+            srdf = self._empty_srdf
             log.warning(
-                "robot %r: its allowed-collision matrix holds only adjacent link pairs, so "
+                "robot %r: its allowed-collision matrix holds only adjacent link pairs%s, so "
                 "self-collision checks also test pairs that touch by design (%d pairs "
                 "checked). Pass srdf=<MoveIt SRDF>, acm=[...] or compute_acm=True, or call "
                 "robot.compute_acm().",
                 self.name,
+                "" if srdf is None else f" (the SRDF {srdf} disables no pair)",
                 len(self.self_collision_pairs()),
             )
 
@@ -234,15 +243,20 @@ class Robot(LinkBodies):
         has_geometry = np.diff(collision.link_start) > 0
         matrix = AllowedCollisionMatrix(tree.link_names, acm or ())
         self._acm_sources = ["adjacent"]
+        self._empty_srdf = None  # an SRDF given that allowed no pair
         if acm is not None:
             self._acm_sources.append(f"acm= ({len(matrix)} pairs)")
         if srdf is not None:
             rec = read_srdf(srdf, tree.link_names, strict=srdf_strict)
+            _check_srdf_matches(rec, self.name)
             for d in rec.disabled_collisions:
-                matrix.allow(d.link1, d.link2, d.reason.lower() or "srdf")
+                matrix.allow(d.link1, d.link2, acm_reason(d.reason))
             n = len(rec.disabled_collisions)
             skipped = f", {len(rec.skipped)} skipped" if rec.skipped else ""
-            self._acm_sources.append(f"srdf {rec.path.name} ({n} pairs{skipped})")
+            if n:  # one that allows nothing leaves the matrix adjacent-only, and says so
+                self._acm_sources.append(f"srdf {rec.path.name} ({n} pairs{skipped})")
+            else:
+                self._empty_srdf = rec.path
         for a, b in adjacent_pairs(tree.model.parent, has_geometry):
             matrix.allow(tree.link_names[a], tree.link_names[b], "adjacent")
         return matrix
@@ -333,42 +347,6 @@ class Robot(LinkBodies):
             entries = [e for e in s.acm.entries() if name not in e[:2]]
             self._publish(kept, entries)
         return objects[name]
-
-    def attach_from_scene(
-        self, scene, id: int, link: str, q, *, touch_links=(), name: str | None = None
-    ) -> AttachedObject:
-        """Move obstacle `id` of `scene` onto the robot (MoveIt's attach of a world object):
-        attached to `link` where it is relative to the link at configuration q (dof,),
-        then removed from the scene. Named `name`, else by its obstacle name. Until the
-        second step, a query in another thread may see it in both (a collision, never a
-        wrong free)."""
-        ob = scene.get(id)
-        name = name if name is not None else ob.name
-        if name is None:
-            raise ValueError(f"obstacle {id} has no name: pass name= for the attached object")
-        if link not in self.link_index:
-            raise ValueError(f"link {link!r} is not a link of robot {self.name!r}")
-        pose = np.linalg.inv(self.fk(self.validate_q(q))[link]) @ ob.T
-        obj = self.attach(name, link, ob.shape, pose, touch_links=touch_links)
-        scene.remove(id)
-        return obj
-
-    def detach_to_scene(self, name: str, scene, q) -> int:
-        """Put the attached object `name` into `scene` where it is at configuration q
-        (dof,), then detach it; returns its obstacle id (a query in another thread may see
-        it in both meanwhile: a collision, never a wrong free)."""
-        obj = self.attached.get(name)
-        if obj is None:
-            raise ValueError(
-                f"no object {name!r} is attached to robot {self.name!r}; attached: "
-                f"{sorted(self.attached)}"
-            )
-        T = self.fk(self.validate_q(q))[name]
-        (s0, T0), *more = obj.parts
-        one = not more and np.array_equal(T0, np.eye(4))  # a plain shape stays one
-        oid = scene.add(s0 if one else list(obj.parts), T, name=name)
-        self.detach(name)
-        return oid
 
     def _publish(self, objects: tuple, entries: list) -> None:
         """Make the robot state with these attached objects and ACM entries current (one
@@ -503,6 +481,13 @@ class Robot(LinkBodies):
         or ``"adjacent + sampled (10000 configurations, seed 0)"``."""
         return " + ".join(self._acm_sources)
 
+    def write_srdf(self, path):
+        """Write the allowed-collision matrix as a MoveIt SRDF at `path`, as MoveIt's setup
+        assistant does (``<disable_collisions>`` with the reasons Adjacent, Default, Always,
+        Never, User: io/srdf.py `write_srdf`); ``Robot.from_urdf(urdf, srdf=path)`` reads
+        back the same pairs and reasons. Returns the path."""
+        return write_srdf(path, self.name, self.acm.entries())
+
     @property
     def acm_is_adjacent_only(self) -> bool:
         """True when the ACM holds only adjacent pairs (no SRDF, no ``acm=``, no sampling,
@@ -597,4 +582,17 @@ class Robot(LinkBodies):
         return (
             f"Robot({self.name!r}, dof={self.dof}, links={len(s.tree.link_names)}, "
             f"pieces={len(s.pieces)}, allowed_pairs={len(s.acm)}{att})"
+        )
+
+
+def _check_srdf_matches(rec, robot: str) -> None:
+    """SRDFError when an SRDF has pairs and none of them names two links of the robot (so
+    it is another robot's: loading it would leave only adjacent pairs allowed); an SRDF
+    without pairs is said by the adjacent-only warning."""
+    if rec.skipped and not rec.disabled_collisions:
+        links = sorted({n for d in rec.skipped for n in (d.link1, d.link2)})
+        raise SRDFError(
+            f"{rec.path}: none of its {len(rec.skipped)} disable_collisions entries names two "
+            f"links of robot {robot!r} (the SRDF is for robot {rec.name!r}; it names "
+            f"{links[:6]}{' ...' if len(links) > 6 else ''}): is it this robot's SRDF?"
         )

@@ -11,12 +11,16 @@
 - `CollisionValidityChecker`, `CollisionMotionValidator`: the validators (certified edges
   with method "dichotomy" or "ca"); exceptions in callbacks are logged once and reported
   invalid, never raised into OMPL.
-- `make_setup` (a `PlanningSetup`: refuses PRM with several goal states, which would
-  deadlock), `set_goals`, `set_problem` (the next query on the same setup: a new scene
-  by `Scene.replace_all`, a new start and goal), `solution_path`, `validators`,
-  `PLANNERS`, `make_planner`;
+- `make_setup` (a `PlanningSetup`: answers the start and goal it has now, dropping the
+  last query's solutions and planner data when they change (`clearQuery`: a PRM roadmap
+  stays); refuses PRM with several goal states, which would deadlock), `set_start`,
+  `set_goals`, `set_problem` (the next query on the same setup: a new scene by
+  `Scene.replace_all`, a new start and goal), `solution_path`, `validators`, `PLANNERS`,
+  `make_planner`;
   `solve(ss, seconds)`: `ss.solve(seconds)` without the ~1 ms OMPL's timer thread adds,
   true for an exact solution only (a `SolveStatus`; OMPL's is true for approximate ones).
+- `check_path(ss, path)`: OMPL's ``path.check()`` certified, with the first segment not
+  shown free and where the path's free prefix ends (a `PathResult`).
 - `guarded(fn)`: your own validity callback, logging and reporting invalid instead of
   raising into OMPL.
 
@@ -24,6 +28,7 @@ docs/ompl.md has the details: which planners lose what to the binding's missing
 `lastValid`, PRM with several goals, threads and processes.
 """
 
+from .paths import check_path
 from .planner import CompiledRRTConnect
 from .setup import (
     COMPILED,
@@ -37,6 +42,7 @@ from .setup import (
     make_setup,
     set_goals,
     set_problem,
+    set_start,
     solution_path,
     solve,
     validators,
@@ -63,6 +69,7 @@ __all__ = [
     "SolveStatus",
     "StateCodec",
     "check_free",
+    "check_path",
     "check_planner_goals",
     "guarded",
     "make_planner",
@@ -71,6 +78,7 @@ __all__ = [
     "new_state",
     "set_goals",
     "set_problem",
+    "set_start",
     "solution_path",
     "solve",
     "validators",

@@ -17,6 +17,7 @@ from ompl import geometric as og
 from planning_collision import CollisionChecker, RRTConnect
 
 from .planner import CompiledRRTConnect
+from .query import QueryKey, missing_input, stale_solution
 from .spaces import StateCodec, make_state_space, new_state
 from .validators import CollisionMotionValidator, CollisionValidityChecker
 
@@ -32,6 +33,7 @@ __all__ = [
     "make_setup",
     "set_goals",
     "set_problem",
+    "set_start",
     "solution_path",
     "solve",
     "validators",
@@ -67,6 +69,7 @@ PLANNERS = tuple(
 # waits for with the GIL held: with several goal states they deadlock (docs/ompl.md).
 # PRMstar and LazyPRMstar derive from PRM in the binding; a renamed planner is still one.
 _ONE_GOAL_ONLY = (og.PRM,)
+_EPS = 2.220446049250313e-16  # SimpleSetup's default goal threshold (std::numeric_limits)
 
 
 def _goal_states(goal) -> int:
@@ -94,27 +97,116 @@ def check_planner_goals(planner, goal) -> None:
 
 
 class PlanningSetup(og.SimpleSetup):
-    """An `og.SimpleSetup` that refuses, with a ValueError, what would deadlock with
-    Python validators: a PRM-family planner with several goal states, whichever is set
-    first (`setPlanner`, `setGoal`, `setStartAndGoalStates`) and again before it solves
-    (`solve`, `setup`: a goal set through the problem definition, a planner made by an
-    allocator). `make_setup` returns one; everything else is OMPL's."""
+    """An `og.SimpleSetup` that answers the query it has now, and refuses what would
+    deadlock with Python validators.
+
+    - A new start or goal (`setStartState`, `addStartState`, `clearStartStates`,
+      `setStartAndGoalStates`, `setGoalState`, `setGoal`, and `set_goals`) drops the last
+      query's answers (`clearQuery`): the solution paths, and the planner's query data
+      (`planner.clearQuery()`: a PRM roadmap stays, the other planners start afresh).
+      Before each solve the query is compared with the last one solved (query.py
+      `QueryKey`), so a start or goal changed through the problem definition is seen too.
+      A solve never reports a path of an earlier query: one that does not begin at a
+      start state or, when exact, end in the goal is a ValueError naming the planner.
+    - No start or no goal before a solve: a ValueError ("no goal yet").
+    - A PRM-family planner with several goal states, whichever is set first
+      (`setPlanner`, `setGoal`, `setStartAndGoalStates`) and again before it solves
+      (`solve`, `setup`: a goal set through the problem definition, a planner made by an
+      allocator): a ValueError.
+
+    `make_setup` returns one; everything else is OMPL's."""
+
+    _solved = None  # the QueryKey of the last solve
+    _set_up = False  # the planner was set up (AORRTC's clear() before that segfaults)
 
     def setPlanner(self, planner):
         check_planner_goals(planner, self.getGoal())
         super().setPlanner(planner)
+        self._set_up = False
+        self._solved = None
 
     def setGoal(self, goal):
         check_planner_goals(self.getPlanner(), goal)
         super().setGoal(goal)
+        self.clearQuery()
+
+    def setGoalState(self, goal, threshold: float = _EPS):
+        super().setGoalState(goal, threshold)
+        self.clearQuery()
+
+    def setStartAndGoalStates(self, start, goal, threshold: float = _EPS):
+        super().setStartAndGoalStates(start, goal, threshold)
+        self.clearQuery()
+
+    def setStartState(self, state):
+        super().setStartState(state)
+        self.clearQuery()
+
+    def addStartState(self, state):
+        super().addStartState(state)
+        self.clearQuery()
+
+    def clearStartStates(self):
+        super().clearStartStates()
+        self.clearQuery()
+
+    def clearQuery(self) -> None:
+        """Forget the last query's answers and keep what serves the next one: the problem
+        definition's solution paths go, and the planner's query data
+        (`planner.clearQuery()`: PRM and PRMstar keep their roadmap; OMPL's other
+        planners keep nothing for another query and are cleared). Called whenever the
+        start or the goal changes; `ss.clear()` clears the planner wholly."""
+        pdef = self.getProblemDefinition()
+        if pdef is not None:
+            pdef.clearSolutionPaths()
+        planner = self.getPlanner()
+        if planner is not None and self._set_up:
+            planner.clearQuery()
+        self._solved = None
+
+    def clear(self):
+        """OMPL's `clear` (the planner's data and the solution paths), safe before the
+        planner was set up too."""
+        if self._set_up or self.getPlanner() is None:
+            super().clear()
+        else:
+            self.clearQuery()
+        self._solved = None
 
     def setup(self):
         super().setup()
+        self._set_up = self.getPlanner() is not None
         check_planner_goals(self.getPlanner(), self.getGoal())
 
     def solve(self, *args):
+        pdef = self.getProblemDefinition()
+        missing = missing_input(pdef, "this setup")
+        if missing:
+            raise ValueError(missing)
         self.setup()  # makes an allocator's planner, as OMPL's solve would; then checks
-        return super().solve(*args)
+        si = self.getSpaceInformation()
+        if self._solved is not None and not self._solved.holds(pdef):
+            self.clearQuery()  # changed through the problem definition
+        if self._solved is None:  # once per query: a validity check per start state
+            self._solved = QueryKey(si, pdef)
+        status = super().solve(*args)
+        _refuse_stale(si, pdef, self.getPlanner(), clear=self.clearQuery)
+        return status
+
+
+def _refuse_stale(si, pdef, planner, clear) -> None:
+    """ValueError naming the planner when the problem definition's solution does not
+    answer its query (query.py `stale_solution`), after `clear()` has dropped it."""
+    why = stale_solution(si, pdef)
+    if why is None:
+        return
+    name = planner.getName() if planner is not None else "the planner"
+    clear()
+    raise ValueError(
+        f"{name} answered an earlier query: {why}. The start or goal changed behind the "
+        "planner's back (through the problem definition, or on a planner solved alone); "
+        "its solutions and query data are now cleared: solve again"
+    )
 
 
 # The range (longest motion a tree grows in one step) of the planners that take one, as a
@@ -203,6 +295,16 @@ def check_free(checker, q, name: str = "q") -> None:
     raise ValueError(
         f"{name} is in collision{pad}: {what or 'a body within eta of another'}{more}; "
         "make_setup(..., check_endpoints=False) takes it anyway"
+    )
+
+
+def set_start(ss, start, check: bool = True) -> None:
+    """The start configuration (dof,) of a setup made by `make_setup`, replacing its start
+    states (the last query's answers go: `PlanningSetup.clearQuery`). With `check`, a start
+    in collision is a ValueError naming what it touches (`check_free`)."""
+    svc, _ = validators(ss)
+    ss.setStartState(
+        _state(ss.getSpaceInformation(), svc.codec, start, "start", svc.checker, check)
     )
 
 
@@ -367,17 +469,42 @@ def solve(setup, seconds: float) -> SolveStatus:
     solve. This passes `ob.timedPlannerTerminationCondition(seconds)`, which the planner
     reads in its own loop (what OMPL does for limits under 1 s): the same limit, no thread.
     A planner iteration that outlasts the limit overruns it by that iteration; the plugin's
-    callbacks take microseconds."""
+    callbacks take microseconds.
+
+    The query: a `PlanningSetup` follows its own (its docstring). On another setup or a
+    planner alone, a solution kept from an earlier query (one that does not begin at a
+    start state or, when exact, end in the goal) means the query changed: the solutions and
+    the planner's query data are cleared before it solves. After any solve, such a path is
+    refused (a ValueError naming the planner), and no start or no goal is a ValueError."""
     seconds = float(seconds)
     if not seconds > 0.0 or math.isinf(seconds):
         raise ValueError(f"seconds must be a positive finite number, got {seconds!r}")
+    ptc = ob.timedPlannerTerminationCondition(seconds)
+    if isinstance(setup, PlanningSetup):  # checks, and clears a changed query, itself
+        return SolveStatus(setup.solve(ptc))
+    pdef, si = setup.getProblemDefinition(), setup.getSpaceInformation()
+    missing = missing_input(pdef, "this setup")
+    if missing:
+        raise ValueError(missing)
     if isinstance(setup, og.SimpleSetup):
         setup.setup()
-        check_planner_goals(setup.getPlanner(), setup.getGoal())
+        planner = setup.getPlanner()
     else:
-        pdef = setup.getProblemDefinition()
-        check_planner_goals(setup, None if pdef is None else pdef.getGoal())
-    return SolveStatus(setup.solve(ob.timedPlannerTerminationCondition(seconds)))
+        planner = setup
+    check_planner_goals(planner, pdef.getGoal())
+    if stale_solution(si, pdef) is not None:
+        # the query changed since a solve (this setup's or planner's queries are yours to
+        # follow): the kept best cost would hang SORRTstar (query.py), so start afresh
+        planner.checkValidity()  # sets it up first if it was not (AORRTC's clear() needs it)
+        _clear_query(pdef, planner)
+    status = setup.solve(ptc)
+    _refuse_stale(si, pdef, planner, clear=lambda: _clear_query(pdef, planner))
+    return SolveStatus(status)
+
+
+def _clear_query(pdef, planner) -> None:
+    pdef.clearSolutionPaths()
+    planner.clearQuery()
 
 
 def solution_path(ss, interpolate: int | None = None) -> np.ndarray:
