@@ -10,21 +10,28 @@ finds its kernels in numba's cache compiles nothing and says nothing.
 
 ``PLANNING_COLLISION_COMPILE_NOTICE=0`` keeps stderr quiet (the log records remain).
 
-`warm_up()` (or ``python -m planning_collision.warm_up`` once after installing) compiles
-everything a planner uses: the pair queries, the scene's queries, the checker's state
-check, batch, clearance and the three edge methods, and the compiled planner.
+`warm_up()` (or ``python -m planning_collision warm-up`` once after installing) compiles
+every entry point of `STEPS`: the pair queries, the scene's queries, the checker's state
+check, batch, clearance and the three edge methods, the compiled planner and the viewer's
+queries. A wheel ships them compiled (planning_collision/shipping.py runs the same list).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import json
 import logging
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Callable
 
 from .kernels._jit import event
 from .notices import NOTICE_ENV, QUIET, TICK, say
 
-__all__ = ["NOTICE_ENV", "QUIET", "TICK", "warm_up"]
+__all__ = ["NOTICE_ENV", "QUIET", "STEPS", "TICK", "Step", "warm_up"]
 
 log = logging.getLogger("planning_collision.compile")
 
@@ -122,49 +129,239 @@ def _say(msg: str, *args) -> None:
 event.register("numba:compile", _Notice())
 
 
-def warm_up(robot=None, methods=("dichotomy", "ca", "discrete")) -> float:
-    """Compile (or load from numba's cache) every kernel a planner and a user's scene
-    queries call, in the calling process: the pair queries, the scene's queries, its
-    point-cloud builder and its array path (`Scene.from_arrays`), and a checker's state
-    check, batch, clearance, link distances and edges by each of `methods` (the kernels do
-    not depend on the robot: any robot warms them for all; default, a two-link arm built
-    here). Returns the seconds it took (~1 s when the cache is warm; the first run on a
-    machine compiles for a minute or two, said on stderr)."""
+# ---------------------------------------------------------------------------------------
+# What a warm-up compiles. Each `Step` calls compiled entry points once; steps of one
+# `group` share compiled callees (the checker's steps all link the pose and distance
+# kernels) and run in order in one process, while groups may run in parallel processes.
+# A new compiled entry point (a planner kernel, a query) is one more Step in STEPS: the
+# warm-up, `python -m planning_collision warm-up` and the wheel's shipped machine code
+# (planning_collision/shipping.py) all compile this list.
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """name: what the progress line says; group: the process it runs in; run(bench)."""
+
+    name: str
+    group: str
+    run: Callable
+
+
+class Bench:
+    """What the steps call into, built once per process: a scene, a robot (a two-link arm
+    built here, or the user's) and a checker."""
+
+    def __init__(self, robot=None, methods=("dichotomy", "ca", "discrete")):
+        self._robot = robot
+        self.methods = tuple(methods)
+
+    @functools.cached_property
+    def robot(self):
+        from .robot import Robot
+
+        if self._robot is not None:
+            return self._robot
+        # adjacent pairs allowed, base-fore checked (no ACM sampling)
+        return Robot.from_urdf(
+            _two_link_urdf(), acm=[("base", "upper", "adjacent"), ("upper", "fore", "adjacent")]
+        )
+
+    @functools.cached_property
+    def scene(self):
+        import numpy as np
+
+        from . import geometry as g
+        from .geometry.clouds import PointCloud
+        from .scene import Scene
+
+        scene = Scene()
+        scene.add(g.Box((0.2, 0.2, 0.2)), _T(0.3, 0.0, 0.2), name="box")
+        scene.add(PointCloud(np.full((2, 3), 2.0), 0.01), name="cloud")  # the cloud builder
+        return scene
+
+    @functools.cached_property
+    def checker(self):
+        from .checker import CollisionChecker
+
+        return CollisionChecker(self.robot, self.scene)
+
+
+def _T(x, y, z):
+    import numpy as np
+
+    T = np.eye(4)
+    T[:3, 3] = (x, y, z)
+    return T
+
+
+def _pair_queries(bench) -> None:
     import numpy as np
 
     from . import geometry as g
-    from .checker import CollisionChecker
     from .geometry.arrays import ObstacleArrays
-    from .geometry.clouds import PointCloud
-    from .planner import RRTConnect
     from .queries import collide, distance, penetration
-    from .robot import Robot
     from .scene import Scene
 
-    t0 = time.perf_counter()
-    T = np.eye(4)
-    T[:3, 3] = (0.3, 0.0, 0.2)
     a, b = g.Box((0.2, 0.2, 0.2)), g.Capsule(0.05, 0.3)
-    collide(a, np.eye(4), b, T)
-    distance(a, np.eye(4), b, T)
-    penetration(a, np.eye(4), b, T)
+    T = _T(0.3, 0.0, 0.2)
+    for query in (collide, distance, penetration):
+        query(a, np.eye(4), b, T)
     scene = Scene.from_arrays(ObstacleArrays.boxes(np.full((2, 3), 0.2), np.stack([T, T])))
     scene.snapshot().flat()  # the one-primitive objects' rows, poses' check and flat form
+
+
+def _scene_queries(bench) -> None:
+    import numpy as np
+
+    from . import geometry as g
+
+    b = g.Capsule(0.05, 0.3)
+    bench.scene.in_collision(b, np.eye(4))
+    bench.scene.min_distance(b, np.eye(4))
+    bench.scene.distances(b, np.eye(4))
+
+
+def _edges(method: str):
+    def run(bench) -> None:
+        bench.checker.warm_up(methods=(method,))
+
+    return run
+
+
+def _planner(bench) -> None:
+    from .planner import RRTConnect
+
+    RRTConnect(bench.checker).warm_up()
+
+
+def _viewer(bench) -> None:
+    """The viewer's per-link rows (kernels of a per-link checker) and, for a link touching
+    an obstacle, the scene's depth query on its pieces."""
+
+    from . import geometry as g
+    from .scene import Scene
+    from .viz._engine import link_status
+
+    r = bench.robot
+    q = (r.lower + r.upper) / 2
     scene = Scene()
-    scene.add(a, T, name="box")
-    scene.add(PointCloud(np.full((2, 3), 2.0), 0.01), name="cloud")  # the cloud builder
-    scene.in_collision(b, np.eye(4))
-    scene.min_distance(b, np.eye(4))
-    scene.distances(b, np.eye(4))
-    if robot is None:  # adjacent pairs allowed, base-fore checked (no ACM sampling)
-        robot = Robot.from_urdf(
-            _two_link_urdf(), acm=[("base", "upper", "adjacent"), ("upper", "fore", "adjacent")]
-        )
-    checker = CollisionChecker(robot, scene)
-    checker.warm_up(batch=True, methods=methods)
-    checker.link_distances((robot.lower + robot.upper) / 2)
-    RRTConnect(checker).warm_up()
+    scene.add(g.Box((0.2, 0.2, 0.2)), _T(0.3, 0.0, 0.2))
+    scene.add(g.Sphere(0.05), r.piece_poses(q)[0])  # touches the first piece
+    link_status(scene, r, q)
+    r.fk(q)
+
+
+STEPS = [
+    Step("pair queries, scenes from arrays", "queries", _pair_queries),
+    Step("the scene's queries", "queries", _scene_queries),
+    Step("is_valid, clearance (and the self-collision tables)", "checker",
+         lambda bench: bench.checker.warm_up(methods=())),
+    Step("check_edge (dichotomy)", "checker", _edges("dichotomy")),
+    Step("check_edge (ca)", "checker", _edges("ca")),
+    Step("check_edge (discrete)", "checker", _edges("discrete")),
+    Step("is_valid_batch", "checker", lambda bench: bench.checker.warm_up(batch=True, methods=())),
+    Step("link_distances", "checker",
+         lambda bench: bench.checker.link_distances((bench.robot.lower + bench.robot.upper) / 2)),
+    Step("the compiled planner (RRTConnect)", "checker", _planner),
+    Step("the viewer's queries", "checker", _viewer),
+]  # fmt: skip
+EDGE_STEPS = {"check_edge (dichotomy)": "dichotomy", "check_edge (ca)": "ca",
+              "check_edge (discrete)": "discrete"}  # fmt: skip
+
+
+def _steps(methods) -> list:
+    """STEPS without the edge methods not in `methods`."""
+    return [s for s in STEPS if s.name not in EDGE_STEPS or EDGE_STEPS[s.name] in methods]
+
+
+def _bar(done: int, total: int, name: str, seconds: float) -> None:
+    width = 20
+    fill = width * done // max(total, 1)
+    _say("warm-up [%s%s] %d/%d %s (%.1f s)", "#" * fill, "." * (width - fill), done, total,
+         name, seconds)  # fmt: skip
+
+
+def warm_up(
+    robot=None, methods=("dichotomy", "ca", "discrete"), jobs: int = 1, urdf=None, srdf=None
+) -> float:
+    """Compile (or load from numba's cache) every entry point of `STEPS`: the pair queries,
+    the scene's queries and its point-cloud builder, a checker's state check, batch,
+    clearance, link distances and edges by each of `methods`, the compiled planner and the
+    viewer's queries. The kernels do not depend on the robot: any robot warms them for all
+    (default, a two-link arm built here); a user's robot (`robot`, or `urdf` and `srdf`
+    files) also gets its link models and self-collision tables built and cached.
+
+    `jobs` > 1 runs the groups of steps in that many processes (each compiles the callees
+    its steps share: on 2 idle cores, 2 jobs finish a first warm-up sooner). A line per
+    finished step on stderr (a progress bar). Returns the seconds it took (~1 s when the
+    cache is warm; the first run on a machine compiles for a minute or two)."""
+    t0 = time.perf_counter()
+    if robot is None and urdf is not None:
+        from .robot import Robot
+
+        robot = Robot.from_urdf(urdf, srdf=srdf)  # link models built (with progress), cached
+    steps = _steps(tuple(methods))
+    groups = list(dict.fromkeys(s.group for s in steps))
+    jobs = max(1, min(int(jobs), len(groups)))
+    if jobs == 1 or (robot is not None and urdf is None):  # a Robot object: this process
+        bench = Bench(robot, methods)
+        for i, step in enumerate(steps):
+            ts = time.perf_counter()
+            step.run(bench)
+            _bar(i + 1, len(steps), step.name, time.perf_counter() - ts)
+        return time.perf_counter() - t0
+    _parallel(steps, groups, jobs, methods, urdf, srdf)
     return time.perf_counter() - t0
+
+
+def _parallel(steps, groups, jobs, methods, urdf, srdf) -> None:
+    """Groups spread over `jobs` child processes (`run_group`), their steps reported as
+    they finish."""
+    lanes = [groups[k::jobs] for k in range(jobs)]
+    done = [0]
+    lock = threading.Lock()
+
+    def follow(proc):
+        for line in proc.stdout:
+            try:
+                name, seconds = json.loads(line)
+            except ValueError:
+                continue
+            with lock:
+                done[0] += 1
+                _bar(done[0], len(steps), name, seconds)
+
+    procs = []
+    for lane in lanes:
+        args = {"groups": lane, "methods": list(methods), "urdf": urdf and str(urdf),
+                "srdf": srdf and str(srdf)}  # fmt: skip
+        code = f"from planning_collision.compiling import run_groups; run_groups({args!r})"
+        procs.append(subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                      text=True))  # fmt: skip
+    threads = [threading.Thread(target=follow, args=(p,), daemon=True) for p in procs]
+    for t in threads:
+        t.start()
+    failed = [p.wait() for p in procs]
+    for t in threads:
+        t.join()
+    if any(failed):
+        raise RuntimeError(f"warm-up: a worker process failed (exit codes {failed})")
+
+
+def run_groups(args: dict) -> None:
+    """A warm-up worker: the steps of `args["groups"]`, one JSON line per finished step."""
+    robot = None
+    if args.get("urdf"):
+        from .robot import Robot
+
+        robot = Robot.from_urdf(args["urdf"], srdf=args.get("srdf"))
+    methods = tuple(args["methods"])
+    bench = Bench(robot, methods)
+    for step in _steps(methods):
+        if step.group in args["groups"]:
+            ts = time.perf_counter()
+            step.run(bench)
+            print(json.dumps([step.name, time.perf_counter() - ts]), flush=True)
 
 
 def _two_link_urdf():

@@ -18,7 +18,12 @@ tested with; `tests/test_jit.py` fails when one of these moves):
 - ``numba.np.arrayobj.make_array``, ``populate_array`` and ``numba.core.cgutils``, which the
   two intrinsics generate code with (kernels/handles.py, kernels/clock.py).
 - the caller's ``func_id.func`` in the IR numba hands an inlining cost model
-  (`inline_kernel`: its ``inline=`` callable is documented, the IR's attributes are not).
+  (`inline_kernel`: its ``inline=`` callable is documented, the IR's attributes are not);
+- the cache classes ``caching.FunctionCache`` and ``caching.IndexDataCacheFile`` (their
+  ``_load_index``, ``_save_index``, ``_load_data``, ``_save_data``, ``_index_key``,
+  ``_impl`` and ``_cache_file``), a dispatcher's ``_cache`` and a codegen's
+  ``magic_tuple()`` (`PackageCache`: checked cache files, private directories, the shipped
+  machine code).
 
 The rest is numba's documented API: `numba.njit`, `numba.extending.intrinsic` and
 `overload`, `numba.literally`, the event API (`numba.core.event`), a dispatcher's
@@ -32,6 +37,8 @@ Python twins (`intrinsic`), and `seal` does nothing.
 import functools
 import gc
 import hashlib
+import os
+import pickle
 import warnings
 from pathlib import Path
 
@@ -44,7 +51,19 @@ from numba.np.arrayobj import make_array, populate_array  # noqa: F401  (kernels
 # NUMBA_DISABLE_JIT=1: kernels are their Python functions
 JIT_DISABLED = bool(numba.config.DISABLE_JIT)
 
-kernel = numba.njit(cache=True, nogil=True, error_model="numpy")
+
+def _njit(**options):
+    """numba.njit(cache=True, **options) whose dispatchers keep their machine code in
+    `PackageCache` (checked files, private directories, the shipped code)."""
+    jit = numba.njit(cache=True, **options)
+
+    def decorate(fn):
+        return _package_cache(jit(fn))
+
+    return decorate
+
+
+kernel = _njit(nogil=True, error_model="numpy")
 
 # Small helpers on the innermost loop (support functions, simplex steps, the traversal's
 # steps) are inlined at numba IR level: LLVM does not inline across numba's function
@@ -73,7 +92,7 @@ def _outermost(expr, caller_ir, callee_ir) -> bool:
     return caller_ir.func_id.func not in _INLINED
 
 
-_inline_outermost = numba.njit(cache=True, nogil=True, error_model="numpy", inline=_outermost)
+_inline_outermost = _njit(nogil=True, error_model="numpy", inline=_outermost)
 
 
 def inline_kernel(fn):
@@ -87,11 +106,11 @@ def inline_kernel(fn):
 # numba otherwise increments and decrements the reference count of every array argument
 # on entry and exit (atomic operations), and a call that passes two shape tables (16
 # arrays) then costs more than a GJK iteration.
-hot_kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+hot_kernel = _njit(nogil=True, error_model="numpy", _nrt=False)
 
 # Loops over independent items (a batch of configurations) in parallel threads (prange);
 # each thread uses its own workspace.
-parallel_kernel = numba.njit(cache=True, nogil=True, error_model="numpy", parallel=True)
+parallel_kernel = _njit(nogil=True, error_model="numpy", parallel=True)
 
 # While numba compiles one of these kernels (a user's first call: tens of seconds), Python's
 # cyclic garbage collector runs less often. numba's compiler makes millions of objects,
@@ -161,6 +180,12 @@ def _package_locator(base):
                 return (stamp, package_stamp())
             return stamp
 
+        def ensure_cache_path(self):
+            # made private (0700) where this creates it: `PackageCache` reads no directory
+            # that others can write
+            os.makedirs(self.get_cache_path(), mode=0o700, exist_ok=True)
+            super().ensure_cache_path()
+
     Locator.__name__ = Locator.__qualname__ = f"Package{base.__name__}"
     return Locator
 
@@ -190,6 +215,277 @@ def _install_locators() -> bool:
 
 
 LOCATORS_INSTALLED = _install_locators()
+
+
+# ---------------------------------------------------------------------------------------
+# The package's numba cache: every file checked before it is used, in directories only the
+# user can write, and machine code shipped in the wheel.
+#
+# numba's cache files are pickles that numba loads as they are: one truncated file failed
+# every later process at its first check, and a crafted index ran a command in the
+# importing process. `PackageCache` (numba's FunctionCache, its files written by
+# `CheckedCacheFile`) frames each file with a checksum and reads none whose checksum fails
+# (one warning; the kernel recompiles and the file is written anew) and none in a directory,
+# or from a file, that another user can write (one warning; the kernel compiles in the
+# process), as ssh treats its keys. Directories this package makes for numba are 0700.
+#
+# A wheel carries the entry points compiled for a portable CPU (`SHIPPED_DIR`, written by
+# planning_collision/shipping.py): when the user's cache has no machine code for a kernel,
+# the shipped one is loaded if its manifest matches this process (numba, llvmlite, Python,
+# the kernels' sources, the platform) and the CPU has the baseline's features; otherwise
+# the kernel compiles (announced) as without it.
+
+_MAGIC = b"planning_collision numba cache 1\n"
+SHIPPED_DIR = KERNELS_DIR / "_compiled"
+MANIFEST = "manifest.json"
+SHIPPED_ENV = "PLANNING_COLLISION_SHIPPED"  # 0: never load shipped machine code
+# the x86-64 micro-architecture levels (psABI) as LLVM names their features
+CPU_LEVELS = {
+    "x86-64": (),
+    "x86-64-v2": ("cx16", "popcnt", "sahf", "sse3", "sse4.1", "sse4.2", "ssse3"),
+}
+CPU_LEVELS["x86-64-v3"] = CPU_LEVELS["x86-64-v2"] + (
+    "avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave",
+)  # fmt: skip
+_warned: set = set()
+
+
+def _warn_once(key, message: str) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(f"planning_collision: {message}", RuntimeWarning, stacklevel=3)
+
+
+def private(path, owners=None) -> bool:
+    """True when no other user can write `path` (a directory or file): owned by this user
+    (or root), neither group- nor world-writable. True where there are no POSIX owners."""
+    if not hasattr(os, "getuid"):
+        return True
+    st = os.stat(path)
+    owners = (os.getuid(), 0) if owners is None else owners
+    return st.st_uid in owners and not st.st_mode & 0o022
+
+
+def _frame(payload: bytes) -> bytes:
+    return _MAGIC + hashlib.sha256(payload).digest() + payload
+
+
+class _Foreign(ValueError):
+    """A cache file in numba's own format (written without this module): a miss."""
+
+
+def _unframe(blob: bytes) -> bytes:
+    """The payload of a framed file; ValueError when it is not one or its checksum fails
+    (`_Foreign` for numba's own pickles)."""
+    n = len(_MAGIC)
+    if blob[:1] == b"\x80":
+        raise _Foreign("numba's own format")
+    if not blob.startswith(_MAGIC) or len(blob) < n + 32:
+        raise ValueError("not a planning_collision cache file, or truncated")
+    payload = blob[n + 32 :]
+    if hashlib.sha256(payload).digest() != blob[n : n + 32]:
+        raise ValueError("checksum mismatch (truncated or damaged)")
+    return payload
+
+
+class CheckedCacheFile(caching.IndexDataCacheFile):
+    """numba's index and data files, framed with a checksum, read only from a directory
+    and files no other user can write. A damaged index reads as empty, a damaged data file
+    as absent (each with one warning): the kernel compiles and its files are written anew."""
+
+    def _trusted(self, path) -> bool:
+        try:
+            ok = private(self._cache_path) and (not os.path.exists(path) or private(path))
+        except OSError:
+            return False
+        if not ok:
+            _warn_once(
+                ("untrusted", self._cache_path),
+                f"numba's cache {self._cache_path} (or a file in it) can be written by other "
+                "users: its files are not read and the kernels compile in this process. Make "
+                "the directory private (chmod 700) or point NUMBA_CACHE_DIR at a private one.",
+            )
+        return ok
+
+    def _damaged(self, path, e) -> None:
+        _warn_once(
+            ("damaged", path),
+            f"ignoring numba's damaged cache file {path} ({e}); the kernel is compiled again",
+        )
+
+    def save(self, key, data):
+        if self._trusted(self._index_path):
+            super().save(key, data)
+
+    def _load_index(self):
+        if not self._trusted(self._index_path):
+            return {}
+        try:
+            with open(self._index_path, "rb") as f:
+                payload = _unframe(f.read())
+        except (FileNotFoundError, _Foreign):
+            return {}
+        except (OSError, ValueError) as e:
+            self._damaged(self._index_path, e)
+            return {}
+        try:
+            version, stamp, overloads = pickle.loads(payload)
+        except Exception as e:  # a checksummed pickle of another layout: rebuilt
+            self._damaged(self._index_path, e)
+            return {}
+        if version != self._version or stamp != self._source_stamp:
+            return {}
+        return overloads
+
+    def _save_index(self, overloads):
+        payload = self._dump((self._version, self._source_stamp, overloads))
+        with self._open_for_write(self._index_path) as f:
+            f.write(_frame(payload))
+
+    def _load_data(self, name):
+        path = self._data_path(name)
+        if not self._trusted(path):
+            raise OSError(f"untrusted cache file {path}")  # numba's load: a miss
+        with open(path, "rb") as f:
+            blob = f.read()
+        try:
+            return pickle.loads(_unframe(blob))
+        except _Foreign as e:
+            raise OSError(str(e)) from e
+        except Exception as e:
+            self._damaged(path, e)
+            raise OSError(str(e)) from e
+
+    def _save_data(self, name, data):
+        with self._open_for_write(self._data_path(name)) as f:
+            f.write(_frame(self._dump(data)))
+
+
+class PackageCache(caching.FunctionCache):
+    """numba's per-function cache in `CheckedCacheFile`s, then the shipped machine code."""
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        self._cache_file = CheckedCacheFile(
+            self._cache_path, self._impl.filename_base, self._cache_file._source_stamp
+        )
+        source = getattr(self._impl.locator, "_py_file", None)
+        self._shipped = source is not None and Path(source).resolve().parent == KERNELS_DIR
+
+    def load_overload(self, sig, target_context):
+        try:
+            hit = super().load_overload(sig, target_context)
+        except Exception as e:  # a file that unpickles but does not rebuild
+            _warn_once(("rebuild", self._cache_path), f"numba's cache {self._cache_path}: {e}")
+            hit = None
+        if hit is None and self._enabled and self._shipped:
+            hit = self._load_shipped(sig, target_context)
+        return hit
+
+    def save_overload(self, sig, data):
+        try:
+            super().save_overload(sig, data)
+        except OSError as e:  # a full disk, a directory gone: compiled, not cached
+            _warn_once(("save", self._cache_path), f"cannot write numba's cache: {e}")
+
+    def _load_shipped(self, sig, target_context):
+        magic = shipped_magic()
+        if magic is None:
+            return None
+        sig_, _, code = self._index_key(sig, target_context.codegen())
+        shipped = CheckedCacheFile(
+            str(SHIPPED_DIR), self._impl.filename_base, self._cache_file._source_stamp
+        )
+        data = shipped.load((sig_, magic, code))
+        if data is None:
+            return None
+        try:
+            return self._impl.rebuild(target_context, data)
+        except Exception as e:
+            _warn_once(("rebuild", SHIPPED_DIR), f"shipped machine code not loaded: {e}")
+            return None
+
+
+def _package_cache(dispatcher):
+    """`dispatcher` with its machine code kept in a `PackageCache` (unchanged: a plain
+    function under NUMBA_DISABLE_JIT, or numba without a cache attribute)."""
+    if LOCATORS_INSTALLED and isinstance(getattr(dispatcher, "_cache", None), caching.Cache):
+        dispatcher._cache = PackageCache(dispatcher.py_func)
+    return dispatcher
+
+
+def host_magic() -> tuple:
+    """What numba's cache keys machine code on for this process's target: (triple, CPU
+    name, CPU features)."""
+    from numba.core.registry import cpu_target
+
+    return tuple(cpu_target.target_context.codegen().magic_tuple())
+
+
+def host_features() -> set:
+    import llvmlite.binding as ll
+
+    return {k for k, v in ll.get_host_cpu_features().items() if v}
+
+
+def cache_subpath(directory) -> str:
+    """The directory, under NUMBA_CACHE_DIR, where numba keeps the cache of `directory`'s
+    source files."""
+    return caching._CacheLocator.get_suitable_cache_subpath(str(Path(directory) / "x.py"))
+
+
+def process_identity() -> dict:
+    """What shipped machine code must have been built with to load in this process."""
+    import sys
+
+    import llvmlite
+
+    return {
+        "numba": numba.__version__,
+        "llvmlite": llvmlite.__version__,
+        "python": sys.implementation.cache_tag + getattr(sys, "abiflags", ""),
+        "package_stamp": package_stamp().hex(),
+    }
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_status() -> tuple:
+    """(magic tuple or None, why): the key the shipped machine code is found under when it
+    can run in this process; None, with the reason, when it cannot (or there is none)."""
+    import json
+
+    if os.environ.get(SHIPPED_ENV, "1") == "0":
+        return None, f"{SHIPPED_ENV}=0"
+    f = SHIPPED_DIR / MANIFEST
+    if not f.is_file():
+        return None, "none shipped (a source checkout or an editable install)"
+    try:
+        if not (private(SHIPPED_DIR) and private(f)):
+            _warn_once(
+                ("untrusted", str(SHIPPED_DIR)),
+                f"the shipped machine code in {SHIPPED_DIR} can be written by other users: "
+                "not loaded; the kernels compile on first use",
+            )
+            return None, "its directory can be written by other users"
+        m = json.loads(f.read_text())
+    except (OSError, ValueError) as e:
+        return None, f"unreadable manifest ({e})"
+    me = process_identity()
+    for k, v in me.items():
+        if m.get(k) != v:
+            return None, f"built for {k} {m.get(k)}, this process has {v}"
+    magic = tuple(m.get("magic", ()))
+    if len(magic) != 3 or magic[0] != host_magic()[0]:
+        return None, f"built for {magic[:1]}, this process targets {host_magic()[0]}"
+    missing = set(m.get("cpu_features", ())) - host_features()
+    if missing:
+        return None, f"this CPU lacks {sorted(missing)} of {magic[1]}"
+    return magic, f"{magic[1]} machine code for numba {me['numba']}"
+
+
+def shipped_magic():
+    magic, why = shipped_status()
+    return magic
 
 
 def cached_signatures(dispatcher) -> set:

@@ -1,0 +1,107 @@
+"""The machine code a wheel ships: every entry point of `compiling.STEPS` compiled for a
+portable CPU baseline, in planning_collision/kernels/_compiled/ (kernels/_jit.py
+`PackageCache` loads it when the user's own numba cache has nothing).
+
+`build(out)` runs a warm-up in fresh processes with numba targeting `BASELINE` (an empty
+numba cache of their own, no other compiled code read), then copies the package's cache
+files and writes a manifest: numba, llvmlite and Python versions, the digest of the
+kernels' sources, the target and the CPU features it needs. A process whose versions,
+sources or CPU differ compiles as without it (`python -m planning_collision warm-up` says
+which). The wheel's build runs it (setup.py; ``PLANNING_COLLISION_SHIP=0`` builds a wheel
+without machine code), or by hand::
+
+    python -m planning_collision.shipping OUT_DIR [--cpu x86-64-v3] [--jobs 2]
+
+The baseline is x86-64-v3 (AVX2, FMA, BMI: CPUs since 2013-2015): per-call speed within a
+few per cent of code compiled for the host (`python -m demos.bench.checker`); a CPU without
+it compiles on first use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+BASELINE = "x86-64-v3"
+SHIP_ENV = "PLANNING_COLLISION_SHIP"
+
+
+def build(out, cpu: str = BASELINE, jobs: int = 2, pythonpath=None) -> dict:
+    """Compile every warm-up step for `cpu` into a fresh cache and ship it into `out` (its
+    old content replaced); returns the manifest. `pythonpath`: where the package to build is
+    imported from (the build's own copy), else this one."""
+    from .kernels._jit import CPU_LEVELS
+
+    if cpu not in CPU_LEVELS:
+        raise ValueError(f"cpu must be one of {sorted(CPU_LEVELS)}, got {cpu!r}")
+    with tempfile.TemporaryDirectory(prefix="pc-ship-") as tmp:
+        env = dict(
+            os.environ,
+            NUMBA_CACHE_DIR=str(Path(tmp) / "numba"),
+            NUMBA_CPU_NAME=cpu,
+            NUMBA_CPU_FEATURES="",  # the CPU name's own features, none of the host's
+            PLANNING_COLLISION_CACHE=str(Path(tmp) / "models"),
+            PLANNING_COLLISION_SHIPPED="0",
+        )
+        if pythonpath is not None:
+            env["PYTHONPATH"] = os.pathsep.join([str(pythonpath), env.get("PYTHONPATH", "")])
+        run = [sys.executable, "-m", "planning_collision"]
+        subprocess.run([*run, "warm-up", "--jobs", str(jobs)], env=env, cwd=tmp, check=True)
+        code = f"from planning_collision.shipping import collect; collect({str(out)!r}, {cpu!r})"
+        subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp, check=True)
+    return json.loads((Path(out) / "manifest.json").read_text())
+
+
+def collect(out, cpu: str) -> None:
+    """(In the build's process, NUMBA_CACHE_DIR set) copy this package's numba cache files
+    into `out` and write its manifest."""
+    from numba.core import config
+
+    from .kernels import _jit
+
+    magic = _jit.host_magic()
+    if magic[1] != cpu:
+        raise RuntimeError(f"numba targets {magic[1]}, not {cpu}: set NUMBA_CPU_NAME={cpu}")
+    src = Path(config.CACHE_DIR) / _jit.cache_subpath(_jit.KERNELS_DIR)
+    files = sorted(f for f in src.iterdir() if f.suffix in (".nbi", ".nbc"))
+    if not files:
+        raise RuntimeError(f"no compiled kernels in {src}")
+    out = Path(out)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    for f in files:
+        shutil.copyfile(f, out / f.name)
+        os.chmod(out / f.name, 0o644)
+    manifest = dict(
+        _jit.process_identity(),
+        magic=list(magic),
+        cpu_features=list(_jit.CPU_LEVELS[cpu]),
+        files=len(files),
+        bytes=sum(f.stat().st_size for f in files),
+    )
+    (out / _jit.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p.add_argument("out", help="directory to write (replaced)")
+    p.add_argument("--cpu", default=BASELINE)
+    p.add_argument("--jobs", type=int, default=2)
+    a = p.parse_args(argv)
+    m = build(a.out, a.cpu, a.jobs)
+    print(
+        f"shipped {m['files']} files, {m['bytes'] / 1e6:.1f} MB, for {a.cpu} (numba {m['numba']})"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
