@@ -33,9 +33,12 @@ def main(argv=None) -> int:
     from .kernels._jit import shipped_status
 
     magic, why = shipped_status()
-    print(f"planning_collision: shipped machine code: {'used' if magic else 'not used'} ({why})")
     seconds = warm_up(jobs=a.jobs, urdf=a.urdf, srdf=a.srdf)
     print(f"planning_collision: every kernel ready ({seconds:.1f} s)")
+    if magic or not why.startswith("none shipped"):  # a wheel's: was it usable here?
+        print(
+            f"planning_collision: shipped machine code: {'used' if magic else 'not used'} ({why})"
+        )
     return 0
 
 

@@ -235,19 +235,21 @@ def _planner(bench) -> None:
 
 
 def _viewer(bench) -> None:
-    """The viewer's per-link rows (kernels of a per-link checker) and, for a link touching
-    an obstacle, the scene's depth query on its pieces."""
-
+    """What the viewer's link panel calls (viz/_engine.py `link_status`): a per-link
+    checker's link distances and, for a link touching an obstacle, the scene's depth query
+    on its pieces."""
     from . import geometry as g
+    from .checker import CollisionChecker
     from .scene import Scene
-    from .viz._engine import link_status
 
     r = bench.robot
     q = (r.lower + r.upper) / 2
     scene = Scene()
     scene.add(g.Box((0.2, 0.2, 0.2)), _T(0.3, 0.0, 0.2))
-    scene.add(g.Sphere(0.05), r.piece_poses(q)[0])  # touches the first piece
-    link_status(scene, r, q)
+    piece, T = r.pieces[0], r.piece_poses(q)[0]
+    scene.add(g.Sphere(0.05), T)  # touches the first piece
+    CollisionChecker(r, scene, rigid_bodies=False).link_distances(q)
+    scene.min_distance(piece.shape, T)
     r.fk(q)
 
 

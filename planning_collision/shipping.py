@@ -61,14 +61,12 @@ def build(out, cpu: str = BASELINE, jobs: int = 2, pythonpath=None) -> dict:
 def collect(out, cpu: str) -> None:
     """(In the build's process, NUMBA_CACHE_DIR set) copy this package's numba cache files
     into `out` and write its manifest."""
-    from numba.core import config
-
     from .kernels import _jit
 
     magic = _jit.host_magic()
     if magic[1] != cpu:
         raise RuntimeError(f"numba targets {magic[1]}, not {cpu}: set NUMBA_CPU_NAME={cpu}")
-    src = Path(config.CACHE_DIR) / _jit.cache_subpath(_jit.KERNELS_DIR)
+    src = _jit.numba_cache_dir() / _jit.cache_subpath(_jit.KERNELS_DIR)
     files = sorted(f for f in src.iterdir() if f.suffix in (".nbi", ".nbc"))
     if not files:
         raise RuntimeError(f"no compiled kernels in {src}")

@@ -37,6 +37,7 @@ LAYERS = {
     "checker": 7,
     "planner": 7.5,  # the planner compiled with the checker (it plans on a checker)
     "compiling": 8,  # the compile notices (no import needed) and warm_up over every layer
+    "shipping": 9,  # the wheel's build: the warm-up's machine code copied into the wheel
     "__init__": 10,
     "__main__": 10,  # the package's public face re-exports every layer
     "viz": 11,

@@ -63,7 +63,7 @@ DEMO_FILES = sorted(
 # what the demos share (packages, command-line helpers, scenes, the benchmark's inputs and
 # reports): imported, never run
 HELPERS = {"demos", "demos.bench", "demos.dev", "demos.cli", "demos.scenes", "demos.viewing"}
-HELPERS |= {"demos.bench.problems", "demos.bench.reports"}
+HELPERS |= {"demos.bench.problems", "demos.bench.reports", "demos.dev.fuzz_io"}
 
 
 def _module(path: Path) -> str:

@@ -99,6 +99,37 @@ def set_goal():
     ss.setGoal(several(ss))
 
 
+def grown(run):
+    ss = prm_setup()
+    ss.setup()  # a planner set up for one goal state
+    grown_goal = ob.GoalStates(ss.getSpaceInformation())
+    for q in goals:  # then a goal of several, set through the problem definition
+        s = new_state(ss.getSpaceInformation())
+        ss.getStateValidityChecker().codec.write(q, s)
+        grown_goal.addState(s)
+    ss.getProblemDefinition().setGoal(grown_goal)
+    return run(ss)
+
+
+def grown_after_set(run):
+    ss = prm_setup()
+    g = ob.GoalStates(ss.getSpaceInformation())
+    s = new_state(ss.getSpaceInformation())
+    ss.getStateValidityChecker().codec.write(goal, s)
+    g.addState(s)
+    ss.setGoal(g)  # one state: accepted
+    ss.setup()
+    for q in goals[1:]:  # then grown past one by addState, behind the setup's back
+        s = new_state(ss.getSpaceInformation())
+        ss.getStateValidityChecker().codec.write(q, s)
+        g.addState(s)
+    return run(ss)
+
+
+def own_solve(ss):  # OMPL's Planner.solve, reached from Python without the setup
+    return ss.getPlanner().solve(ob.timedPlannerTerminationCondition(2.0))
+
+
 cases = {
     "make_setup": lambda: setup("PRM"),
     "setPlanner PRM": lambda: set_planner(og.PRM),
@@ -111,6 +142,9 @@ cases = {
     "planner solve()": planner_alone,
     "allocator then ss.solve": lambda: via_allocator(lambda ss: ss.solve(2.0)),
     "allocator then solve()": lambda: via_allocator(lambda ss: solve(ss, 2.0)),
+    "set up, pdef, the planner's own solve": lambda: grown(own_solve),
+    "addState then ss.solve": lambda: grown_after_set(lambda ss: ss.solve(2.0)),
+    "addState then the planner's own solve": lambda: grown_after_set(own_solve),
 }
 for name, case in cases.items():
     try:
@@ -131,7 +165,7 @@ def test_prm_with_several_goal_states_is_refused_wherever_it_is_set_or_solved():
     )
     lines = r.stdout.strip().splitlines()
     assert r.returncode == 0, r.stderr[-2000:]
-    assert len(lines) == 11 and all(line.endswith(" refused") for line in lines), lines
+    assert len(lines) == 14 and all(line.endswith(" refused") for line in lines), lines
 
 
 def test_prm_with_one_goal_and_other_planners_with_several_still_plan():

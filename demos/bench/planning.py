@@ -387,20 +387,26 @@ def _run_ray(tasks, address: str, seed: int):
 
     root = str(Path(__file__).resolve().parents[2])  # the repository (demos/bench/..)
     env = {"env_vars": {"PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}}
-    ray.init(
-        address=None if address == "local" else address, runtime_env=env, ignore_reinit_error=True
-    )
-    remote = ray.remote(_ray_batch)
-    tasks = sorted(tasks, key=lambda t: (t["set"], t["index"]))
-    batches = [tasks[i : i + 8] for i in range(0, len(tasks), 8)]
-    pending = [remote.remote(b, seed) for b in batches]
-    rows = []
-    with tqdm(total=len(tasks), desc="runs (ray)", unit="run") as bar:
-        while pending:
-            done, pending = ray.wait(pending)
-            for d in ray.get(done):
-                rows.extend(d)
-                bar.update(len(d))
+    ours = not ray.is_initialized()  # a Ray this call starts, it shuts down
+    if ours and address == "local":  # a local cluster listens on this machine only
+        ray.init(runtime_env=env, _node_ip_address="127.0.0.1", include_dashboard=False)
+    elif ours:
+        ray.init(address=address, runtime_env=env)
+    try:
+        remote = ray.remote(_ray_batch)
+        tasks = sorted(tasks, key=lambda t: (t["set"], t["index"]))
+        batches = [tasks[i : i + 8] for i in range(0, len(tasks), 8)]
+        pending = [remote.remote(b, seed) for b in batches]
+        rows = []
+        with tqdm(total=len(tasks), desc="runs (ray)", unit="run") as bar:
+            while pending:
+                done, pending = ray.wait(pending)
+                for d in ray.get(done):
+                    rows.extend(d)
+                    bar.update(len(d))
+    finally:
+        if ours:
+            ray.shutdown()
     return rows
 
 

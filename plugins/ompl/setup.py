@@ -224,6 +224,26 @@ RANGE_FRACTION = 0.07
 _SHORT_RANGE = ("RRTConnect",)
 
 
+def _solve_guarded(base):
+    """`base` (PRM, PRMstar) whose own ``solve(ptc)``, reached from Python (``ss.getPlanner()
+    .solve(ptc)``, a goal grown by ``addState`` since it was set), checks the goal first:
+    OMPL's C++ calls (``ss.solve``) do not come here, and `PlanningSetup` guards those."""
+
+    class Guarded(base):
+        def solve(self, *args):
+            pdef = self.getProblemDefinition()
+            check_planner_goals(self, None if pdef is None else pdef.getGoal())
+            return super().solve(*args)
+
+    Guarded.__name__ = Guarded.__qualname__ = base.__name__
+    Guarded.__doc__ = f"OMPL's {base.__name__}, refusing several goal states in its own solve."
+    return Guarded
+
+
+# make_planner's PRM and PRMstar
+_GUARDED = {name: _solve_guarded(getattr(og, name)) for name in ("PRM", "PRMstar")}
+
+
 def make_planner(planner, si, planner_range: float | None = None) -> ob.Planner:
     """A planner on si: a name of `PLANNERS`, or a callable ``f(si) -> ob.Planner`` (used
     as it comes). A named planner that has a range gets `planner_range` (rad of joint
@@ -238,7 +258,7 @@ def make_planner(planner, si, planner_range: float | None = None) -> ob.Planner:
         if r is not None and not (r >= 0.0 and math.isfinite(r)):
             raise ValueError(f"planner_range must be >= 0 and finite, got {planner_range!r}")
         return COMPILED[planner](si, range=r or None)
-    p = getattr(og, planner)(si)
+    p = (_GUARDED.get(planner) or getattr(og, planner))(si)
     if hasattr(p, "setRange"):
         if planner_range is None:
             short = planner in _SHORT_RANGE
