@@ -46,7 +46,7 @@ import numpy.typing as npt
 from ..geometry.validate import bool_flag, real_array
 from ..kernels import edges as E
 from ..kernels import states as K
-from ..kernels._jit import seal
+from ..kernels._jit import call_checked, seal
 from ..kernels.scratch import BV_TESTS, PAIR_TESTS
 from ..kernels.tolerances import DEFAULT_ETA
 from ..processes import fork_safe, serial_batches
@@ -282,7 +282,8 @@ class CollisionChecker(DistanceQueries, CheckerSettings):
         sealed (`_seal`): `is_valid` passes q as it comes and comes here only on a
         TypeError."""
         q = self._q(q)
-        code = _state_check(b.model.table, ws.table, q, b.padding, b.self_collision, True)
+        args = (b.model.table, ws.table, q, b.padding, b.self_collision, True)
+        code = call_checked(_state_check, *args)
         _seal(_state_check)
         return code
 
@@ -370,7 +371,7 @@ class CollisionChecker(DistanceQueries, CheckerSettings):
         m = b.model
         kernel = _ENTRY[code_m]
         if code_m != E.DISCRETE:
-            code = kernel(m.table, ws.table, q0, q1, request, ws.out)
+            code = call_checked(kernel, m.table, ws.table, q0, q1, request, ws.out)
             _seal(kernel)
             return code
         ws.request[:] = request  # the shared record with this edge's number of states

@@ -51,20 +51,28 @@ class LinkView:
         return ws
 
 
+STALE = object()  # link_view's answer for a model older than its robot
 _VIEWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # checker model -> view
 _LOCK = threading.Lock()
 
 
 def link_view(robot, m: CheckModel, self_collision: bool) -> LinkView | None:
     """`m` (a checker's model of `robot`) seen per collision link, or None when its bodies
-    are single links already. Made once per model and kept while the model lives."""
-    if m.n_links == len(robot.collision_links):
-        return None
+    are single links already, or `STALE` when the robot changed since m was built (an
+    attach in another thread: the view would be of another robot). Made once per model and
+    kept while the model lives."""
     with _LOCK:
         view = _VIEWS.get(m)
     if view is not None:
         return view
-    part = robot_part(robot, self_collision, tables=False, rigid=False)
+    pinned = robot.pinned()  # one state of the robot, whatever attach runs meanwhile
+    if pinned.version != m.robot_version:
+        return STALE  # attached or edited since m was built: the caller reads a new model
+    if m.n_links == len(pinned.collision_links):
+        return None
+    part = robot_part(robot, self_collision, tables=False, rigid=False)  # shared per robot
+    if part.version != m.robot_version:
+        return STALE
     n = len(part.table)  # a robot's address rows, the same count for every CheckRobot
     model = dataclasses.replace(
         m,
@@ -74,7 +82,7 @@ def link_view(robot, m: CheckModel, self_collision: bool) -> LinkView | None:
         n_links=part.n_links,
         keep=part.keep + m.keep,
     )
-    roots = rigid_roots(robot.model)
+    roots = rigid_roots(pinned.model)
     pairs = part.robot.pairs
     ignored = np.zeros(len(part.body_names), bool)
     ignored[part.n_links :] = roots[pairs[:, 0]] == roots[pairs[:, 1]]
@@ -130,11 +138,14 @@ class DistanceQueries:
         """(n, 3) rows (d, exact, slot) at q, each refined up to `cap`, and the model they
         belong to: one per body the checker checks, or with `links` one per collision link
         (checker/distances.py). Without `self_pairs` the self pairs are not refined."""
-        b = self._current()
-        m = b.model
         q = self._q(q)
+        while True:  # a model and its link view of one robot state (an attach may interleave)
+            b = self._current()
+            m = b.model
+            view = link_view(self.robot, m, self.self_collision) if links else None
+            if view is not STALE:
+                break
         ws = self._workspace(b)
-        view = link_view(self.robot, m, self.self_collision) if links else None
         if view is not None:
             m, ws = view.model, view.workspace()
         ignored = None if view is None else view.ignored

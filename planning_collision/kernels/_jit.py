@@ -523,6 +523,20 @@ def seal(dispatcher) -> bool:
     return True
 
 
+def call_checked(kernel, *args):
+    """kernel(*args) on the checked path that seals it (`seal`), where several threads may
+    make their first call at once: one whose call found no compiled code yet and then
+    finds the kernel sealed by another gets RuntimeError('compilation disabled'), though
+    the code it needs is there (numba checks the flag before its overloads). Called once
+    more, it runs that code."""
+    try:
+        return kernel(*args)
+    except RuntimeError as e:
+        if "compilation disabled" not in str(e):
+            raise
+        return kernel(*args)
+
+
 def with_python_twin(python_twin):
     """A kernel whose plain-Python run (NUMBA_DISABLE_JIT) is `python_twin` instead: for the
     rare kernel whose Python reading differs from its compiled one (int64 arithmetic that

@@ -24,7 +24,16 @@ import numba
 import numpy as np
 from numba import literal_unroll, types
 
-from ._jit import JIT_DISABLED, TypingError, intrinsic, kernel, make_array, populate_array, seal
+from ._jit import (
+    JIT_DISABLED,
+    TypingError,
+    call_checked,
+    intrinsic,
+    kernel,
+    make_array,
+    populate_array,
+    seal,
+)
 from .fk import RobotModel
 from .records import TREES
 
@@ -136,14 +145,14 @@ def record_table(rec) -> np.ndarray:
     if _SEALED:
         out = np.zeros((len(arrays), COLS), np.int64)
         try:
-            _address_rows(arrays, out)
+            call_checked(_address_rows, arrays, out)
             return out
         except TypeError:  # not the checked types: checked here
             return array_table(rows(rec))
     table = array_table(rows(rec))
     if not JIT_DISABLED:
         out = np.zeros_like(table)
-        _address_rows(arrays, out)
+        call_checked(_address_rows, arrays, out)
         writeable = all(a.flags.writeable for a in arrays)  # as a flat scene's are
         if writeable and np.array_equal(out, table) and seal(_address_rows):
             _SEALED.append(_address_rows)
