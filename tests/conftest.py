@@ -1,10 +1,7 @@
-"""Shared test set-up: hypothesis profiles, seeded randomness, a session directory for
-the robot model cache (tests never write to the user's cache), and the kernels compiled
-once before a parallel run's workers start."""
+"""Shared test set-up: hypothesis profiles, seeded randomness, and a session directory for
+the robot model cache (tests never write to the user's cache)."""
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,24 +21,6 @@ settings.register_profile(
     "dev", deadline=None, max_examples=100, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
-
-
-def pytest_configure(config):
-    """In the controller of a parallel run (pytest-xdist, pyproject.toml's addopts) over
-    whole directories: `python -m planning_collision warm-up` first, which compiles the
-    kernels in two processes by group (or loads them from numba's cache: seconds), so
-    that the workers load them instead of each compiling the same kernels at once (~100 s
-    of a run from empty caches on 2 cores)."""
-    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
-        return
-    if os.environ.get("NUMBA_DISABLE_JIT") == "1":
-        return
-    if any("::" in a or a.endswith(".py") for a in config.args):
-        return  # chosen tests: they compile what they use
-    cmd = [sys.executable, "-m", "planning_collision", "warm-up", "--jobs", "2"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    last = (r.stdout.strip().splitlines() or ["(nothing)"])[0]
-    print(last if r.returncode == 0 else f"warm-up failed: {r.stderr[-500:]}", flush=True)
 
 
 def example_robot_data_or_skip() -> Path:
