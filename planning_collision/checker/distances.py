@@ -139,12 +139,13 @@ class DistanceQueries:
         belong to: one per body the checker checks, or with `links` one per collision link
         (checker/distances.py). Without `self_pairs` the self pairs are not refined."""
         q = self._q(q)
+        b = self._current()
         while True:  # a model and its link view of one robot state (an attach may interleave)
-            b = self._current()
             m = b.model
             view = link_view(self.robot, m, self.self_collision) if links else None
             if view is not STALE:
                 break
+            b = self._refresh()  # rebuilds the model when the robot is newer than it
         ws = self._workspace(b)
         if view is not None:
             m, ws = view.model, view.workspace()
