@@ -14,6 +14,7 @@ import planning_collision as pc
 import robots
 from planning_collision import viz
 from planning_collision.io import mbm_path
+from planning_collision.testing.sampling import bounding_radius
 from planning_collision.viz import _colors
 from planning_collision.viz.glb import (
     PATH_NODE,
@@ -205,31 +206,15 @@ def test_export_glb_names_the_bad_argument():
         viz.export_glb(io.BytesIO(), configurations=[[0.0, 0.0, 0.0]])
 
 
-def _ball(shape, T):
-    """A ball holding the posed shape, (centre, radius); radius inf for another kind."""
-    if isinstance(shape, pc.Convex):
-        c = shape.points.mean(axis=0)
-        r = float(np.linalg.norm(shape.points - c, axis=1).max()) + shape.radius
-    elif isinstance(shape, pc.Box):
-        c, r = np.zeros(3), float(np.linalg.norm(shape.extents)) / 2
-    elif isinstance(shape, pc.Sphere):
-        c, r = np.zeros(3), shape.radius
-    elif isinstance(shape, (pc.Cylinder, pc.Capsule)):
-        c, r = np.zeros(3), float(np.hypot(shape.radius, shape.length / 2)) + shape.radius
-    else:
-        return T[:3, 3], np.inf
-    return T[:3, :3] @ c + T[:3, 3], r
-
-
 def _nearest(shape, T, parts) -> float:
-    """min over parts of pc.distance(shape, T, part): each pair query in order of a lower
-    bound from bounding balls, stopping once the bound exceeds the best distance found (the
-    same minimum as querying every part)."""
-    c, r = _ball(shape, T)
+    """min over parts of pc.distance(shape, T, part): the pair queries in order of a lower
+    bound from balls about the shapes' origins (`bounding_radius`), stopping once the bound
+    exceeds the best distance found (the same minimum as querying every part)."""
+    r = bounding_radius(shape)
     bounds = []
     for s, Ts in parts:
-        cs, rs = _ball(s, Ts)
-        bounds.append((float(np.linalg.norm(c - cs)) - r - rs, s, Ts))
+        gap = float(np.linalg.norm(T[:3, 3] - Ts[:3, 3])) - r - bounding_radius(s)
+        bounds.append((gap, s, Ts))
     best = np.inf
     for lower, s, Ts in sorted(bounds, key=lambda b: b[0]):
         if lower > best:
