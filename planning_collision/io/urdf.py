@@ -1,9 +1,10 @@
-"""URDF reading (yourdfpy) into plain, validated Python records.
+"""URDF reading into plain, validated Python records.
 
-`read_urdf(path)` parses the file with yourdfpy (no meshes loaded, no scene graph), resolves
-every collision mesh filename (``package://`` and relative paths) to an existing file, and
-checks the kinematic tree. Every problem raises a `URDFError` subclass whose message names the
-file and the link, joint or value at fault; `validate_urdf(path)` returns them all at once.
+`read_urdf(path)` parses the file (io/urdf_xml.py: the standard library's XML parser, read as
+yourdfpy reads it, tested against it), resolves every collision mesh filename (``package://`` and
+relative paths) to an existing file, and checks the kinematic tree. Every problem raises a
+`URDFError` subclass whose message names the file and the link, joint or value at fault;
+`validate_urdf(path)` returns them all at once.
 
 Mesh resolution, ``package://<pkg>/<rest>``, tries in order: the caller's ``package_dirs``
 (``{pkg: dir}``), an ancestor directory of the URDF named ``<pkg>``, ``<ancestor>/<pkg>``,
@@ -17,11 +18,13 @@ import dataclasses
 import math
 import os
 import sysconfig
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 
 from ..kernels.tolerances import MIN_DIRECTION_NORM, WORLD_LIMIT
+from .urdf_xml import parse_robot
 
 __all__ = [
     "URDFError",
@@ -185,10 +188,11 @@ def validate_urdf(path, package_dirs: dict | None = None) -> list[URDFError]:
     return _read(path, package_dirs)[1]
 
 
-def _read(path, package_dirs):
-    """(URDFData, problems): the records of the URDF at `path` and every problem found."""
+def _read(path, package_dirs, parse=None):
+    """(URDFData, problems): the records of the URDF at `path` and every problem found
+    (`parse`: the file's robot element, `_parse` unless a test gives yourdfpy's)."""
     path = Path(path)
-    robot = _parse(path)
+    robot = (parse or _parse)(path)
     where = str(path)
     if not robot.links:
         raise URDFParseError(f"{where}: robot {robot.name!r} has no <link>")
@@ -201,32 +205,15 @@ def _read(path, package_dirs):
 
 
 def _parse(path: Path):
-    """The yourdfpy robot of the file (no meshes loaded), or URDFParseError."""
-    import xml.etree.ElementTree as ET
-
-    import yourdfpy
-
+    """The robot element of the file (io/urdf_xml.py: yourdfpy's records without importing
+    it), or URDFParseError."""
     if not path.is_file():
         raise FileNotFoundError(f"URDF file not found: {str(path)!r}")
-    # yourdfpy recovers from malformed XML (it drops what it cannot read): a strict parse
-    # first, so a truncated or broken file is an error rather than a smaller robot
     try:
-        ET.parse(path)
+        robot = parse_robot(path)
     except ET.ParseError as e:
         raise URDFParseError(f"{path}: not a URDF that parses: malformed XML: {e}") from e
-    try:
-        urdf = yourdfpy.URDF.load(
-            str(path),
-            build_scene_graph=False,
-            build_collision_scene_graph=False,
-            load_meshes=False,
-            load_collision_meshes=False,
-            filename_handler=lambda fname: fname,
-        )
-        robot = urdf.robot
-        if robot is None or not isinstance(robot.name, str):
-            raise ValueError("no <robot name=...> element")
-    except Exception as e:  # yourdfpy surfaces XML and schema problems as any exception
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise URDFParseError(f"{path}: not a URDF that parses: {type(e).__name__}: {e}") from e
     return robot
 
