@@ -6,10 +6,18 @@ builds a pure wheel without it."""
 
 import os
 
-from setuptools import Distribution, setup
+from setuptools import Distribution, find_packages, setup
 from setuptools.command.build_py import build_py
 
 SHIP = os.environ.get("PLANNING_COLLISION_SHIP", "1") != "0"
+
+# One import name: the repository's folders robots/, plugins/ and demos/ are the packages
+# planning_collision.robots, planning_collision.plugins and planning_collision.demos.
+MAPPED = ("robots", "plugins", "demos")
+PACKAGE_DIR = {"planning_collision": "planning_collision"}
+PACKAGE_DIR.update({f"planning_collision.{d}": d for d in MAPPED})
+PACKAGES = find_packages(include=["planning_collision", "planning_collision.*"])
+PACKAGES += [f"planning_collision.{p}" for p in find_packages(include=[f"{d}*" for d in MAPPED])]
 
 
 class BuildWithMachineCode(build_py):
@@ -33,4 +41,9 @@ class PlatformDistribution(Distribution):
         return SHIP
 
 
-setup(cmdclass={"build_py": BuildWithMachineCode}, distclass=PlatformDistribution)
+setup(
+    packages=PACKAGES,
+    package_dir=PACKAGE_DIR,
+    cmdclass={"build_py": BuildWithMachineCode},
+    distclass=PlatformDistribution,
+)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from typing import NamedTuple
 
-from demos import viewing
-from plugins.ompl import METHODS, PLANNERS, make_setup, validators
-from plugins.ompl import solve as ompl_solve
+from planning_collision.demos import viewing
+from planning_collision.plugins.ompl import METHODS, PLANNERS, make_setup, validators
+from planning_collision.plugins.ompl import solve as ompl_solve
 
 
 def add_arguments(p, planner: str, seconds: float) -> None:

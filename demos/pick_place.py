@@ -19,9 +19,10 @@ held object touch its support while it lifts).
 Takes a few seconds once the checker's kernels are compiled (the first run on a machine
 compiles them, ~40 s, announced on stderr)::
 
-    python -m demos.pick_place
-    python -m demos.pick_place --time 5 --seed 3
-    python -m demos.pick_place --export carry.glb      # the carrying path, box in hand
+    python -m planning_collision.demos.pick_place
+    python -m planning_collision.demos.pick_place --time 5 --seed 3
+    # the carrying path, box in hand
+    python -m planning_collision.demos.pick_place --export carry.glb
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ import time
 
 import numpy as np
 
-from demos import cli, viewing
-from plugins.ompl import make_setup, solution_path, solve
+from planning_collision.demos import cli, viewing
+from planning_collision.plugins.ompl import make_setup, solution_path, solve
 
 FINGERS = ("panda_leftfinger", "panda_rightfinger")
 OPEN = {"panda_finger_joint1": 0.04, "panda_finger_joint2": 0.04}  # 8 cm between the pads
@@ -75,7 +76,7 @@ def pick_place_scene():
     the hand grasps at PICK, and a shelf (a board, a top, a back and two sides) whose board
     is under the box held at PLACE."""
     import planning_collision as pc
-    import robots
+    from planning_collision import robots
 
     robot = robots.load("panda", fixed_joints=OPEN)
     scene = pc.Scene()

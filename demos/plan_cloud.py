@@ -9,8 +9,8 @@ times, and the end-to-end time (filter + build + plan; the sensor's sampling is 
 counted), and whether the path is free on the primitives the cloud was sampled from (each
 edge certified on them). Takes a few seconds after the kernels are compiled.
 
-    python -m demos.plan_cloud                         # 100,000 points, 20 frames
-    python -m demos.plan_cloud --points 30000 --spacing 0.02 --frames 50
+    python -m planning_collision.demos.plan_cloud                        # 100,000 points, 20 frames
+    python -m planning_collision.demos.plan_cloud --points 30000 --spacing 0.02 --frames 50
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import time
 
 import numpy as np
 
-from demos import cli
-from demos.scenes import panda_shelf
-from plugins.ompl import make_setup, solution_path, solve
+from planning_collision.demos import cli
+from planning_collision.demos.scenes import panda_shelf
+from planning_collision.plugins.ompl import make_setup, solution_path, solve
 
 
 def _frame(scene, cid, pts, args):

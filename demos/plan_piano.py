@@ -12,11 +12,13 @@ re-check of the simplified path (states at most 2 mm of piano motion apart). `--
 draws the floor plan seen from above (matplotlib): the walls and furniture, the piano's
 centre path and its outline at a few poses.
 
-    python -m demos.plan_piano                        # RRTConnect, certified edges
-    python -m demos.plan_piano --planner BITstar --time 5
-    python -m demos.plan_piano --method discrete      # OMPL-style sampled edges, for contrast
-    python -m demos.plan_piano --out piano.png        # and the floor plan
-    python -m demos.plan_piano --view                 # in the browser (--export f.glb: glTF)
+    python -m planning_collision.demos.plan_piano                  # RRTConnect, certified edges
+    python -m planning_collision.demos.plan_piano --planner BITstar --time 5
+    # OMPL-style sampled edges, for contrast
+    python -m planning_collision.demos.plan_piano --method discrete
+    python -m planning_collision.demos.plan_piano --out piano.png  # and the floor plan
+    # in the browser (--export f.glb: glTF)
+    python -m planning_collision.demos.plan_piano --view
 
 Why not OMPL's SE3StateSpace: OMPL interpolates its rotations by slerp, a motion the checker
 does not certify; in these six coordinates OMPL's straight-line interpolation is exactly
@@ -33,9 +35,9 @@ import math
 
 import numpy as np
 
-from demos import cli, viewing
-from demos.scenes import piano_room
-from plugins.ompl import solution_path
+from planning_collision.demos import cli, viewing
+from planning_collision.demos.scenes import piano_room
+from planning_collision.plugins.ompl import solution_path
 
 RECHECK_STEP = 0.002  # m: the largest piano motion between two re-checked states
 POSES = 7  # piano outlines drawn along the path, start and goal included

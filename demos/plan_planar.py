@@ -14,10 +14,11 @@ default roadmap.png) shows the plane seen from above:
 - the solution path's end-effector curve (every certified edge interpolated densely);
 - the arm at a few configurations along the path (segments between its link origins).
 
-    python -m demos.plan_planar                        # PRM, roadmap.png
-    python -m demos.plan_planar --planner RRTConnect --out tree.png
-    python -m demos.plan_planar --method discrete      # OMPL-style sampled edges, for contrast
-    python -m demos.plan_planar --view                 # in the browser (--export f.glb: glTF)
+    python -m planning_collision.demos.plan_planar         # PRM, roadmap.png
+    python -m planning_collision.demos.plan_planar --planner RRTConnect --out tree.png
+    # OMPL-style sampled edges, for contrast
+    python -m planning_collision.demos.plan_planar --method discrete
+    python -m planning_collision.demos.plan_planar --view  # in the browser (--export f.glb: glTF)
 
 The picture needs matplotlib (the viz extra); without it the demo says so and only plans.
 The first run on a machine compiles the checker's kernels (about 35 s, announced); numba
@@ -31,9 +32,9 @@ import math
 
 import numpy as np
 
-from demos import cli, viewing
-from demos.scenes import planar_arm_gap
-from plugins.ompl import solution_path, validators
+from planning_collision.demos import cli, viewing
+from planning_collision.demos.scenes import planar_arm_gap
+from planning_collision.plugins.ompl import solution_path, validators
 
 EE_LINK = "tool"  # the arm's last frame: link3's tip, between the fingers
 EDGE_SAMPLES = 12  # configurations per drawn roadmap edge

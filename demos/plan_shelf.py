@@ -23,9 +23,9 @@ import time
 
 import numpy as np
 
-from demos import cli, viewing
-from demos.scenes import panda_shelf
-from plugins.ompl import PLANNERS, make_setup, solution_path, solve, validators
+from planning_collision.demos import cli, viewing
+from planning_collision.demos.scenes import panda_shelf
+from planning_collision.plugins.ompl import PLANNERS, make_setup, solution_path, solve, validators
 
 
 def dense_collisions(checker, Q, per_edge: int = 2000) -> int:

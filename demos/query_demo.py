@@ -5,7 +5,7 @@ objects and 4x4 poses) and then the explicit one (the compiled batch kernel on a
 table), with JIT warm-up timed apart. Takes ~45 s on a fresh machine (numba compiles the
 kernels once and caches them on disk), ~2 s after that.
 
-    python -m demos.query_demo [--pairs 10000] [--seed 0]
+    python -m planning_collision.demos.query_demo [--pairs 10000] [--seed 0]
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 import planning_collision as pc
-import robots
+from planning_collision import robots
 
 BOOKSHELF = Path(str(resources.files("planning_collision") / "data" / "bookshelf.json"))
 PANDA_FINGERS = {"panda_finger_joint1": 0.065, "panda_finger_joint2": 0.065}

@@ -1,4 +1,4 @@
-"""See a scene file and a robot in the browser (viser), or write them to a glTF file.
+r"""See a scene file and a robot in the browser (viser), or write them to a glTF file.
 
 Reads any scene file the project reads (the JSON format, MoveIt ``.scene``, mesh files,
 MotionBenchMaker problem files; default: the packaged bookshelf, or nothing with ``--urdf``)
@@ -9,14 +9,17 @@ their ``--fixed`` value), serves the view on
 ``.glb``, takes a screenshot in a headless Chromium, or times slider updates. Seconds to
 start once numba's cache is warm (the first run compiles the scene queries, ~30 s).
 
-    python -m demos.view                                      # the bookshelf, no robot
-    python -m demos.view --robot panda                        # reaching into the shelf
-    python -m demos.view --robot panda --q 0 -0.785 0 -2.356 0 1.571 0.785
-    python -m demos.view planning_collision/data/mbm/panda/cage.json --problem 3   # start -> goal
-    python -m demos.view --robot panda --export scene.glb --no-serve
-    python -m demos.view --robot panda --fps                  # slider updates per second
-    python -m demos.view --urdf my_arm.urdf --srdf my_arm.srdf --scene cell.json --q 0 1 0 ...
-    python -m demos.view --urdf tiago.urdf --active torso_lift_joint arm_1_joint arm_2_joint
+    python -m planning_collision.demos.view                      # the bookshelf, no robot
+    python -m planning_collision.demos.view --robot panda        # reaching into the shelf
+    python -m planning_collision.demos.view --robot panda --q 0 -0.785 0 -2.356 0 1.571 0.785
+    # start -> goal
+    python -m planning_collision.demos.view planning_collision/data/mbm/panda/cage.json --problem 3
+    python -m planning_collision.demos.view --robot panda --export scene.glb --no-serve
+    python -m planning_collision.demos.view --robot panda --fps  # slider updates per second
+    python -m planning_collision.demos.view --urdf my_arm.urdf --srdf my_arm.srdf \
+        --scene cell.json --q 0 1 0 ...
+    python -m planning_collision.demos.view --urdf tiago.urdf \
+        --active torso_lift_joint arm_1_joint arm_2_joint
 
 A file, joint or configuration the robot or scene refuses is said in one line on stderr
 (exit code 2), as argparse says a wrong flag.
@@ -40,8 +43,7 @@ from pathlib import Path
 import numpy as np
 
 import planning_collision as pc
-import robots
-from planning_collision import viz
+from planning_collision import robots, viz
 
 # Panda with its fingers as in the MotionBenchMaker problems (0.065 m, wide open).
 PANDA_FINGERS = {"panda_finger_joint1": 0.065, "panda_finger_joint2": 0.065}

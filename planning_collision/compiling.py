@@ -1,12 +1,12 @@
 """Compiles said out loud, and one call that does them all ahead of time.
 
-The first call of a compiled entry point on a machine compiles it (numba caches the machine
-code, and later processes load it in about a second): a state check takes ~20 s, a
-certified edge ~30 s with what they share (`python -m demos.dev.cold_start`). Whatever
-starts one (a demo, a user's own script, an OMPL callback), the library says so: one line on
-stderr and a log record (logger ``planning_collision.compile``, INFO) once a compile has run
-`QUIET` seconds, one every `TICK` seconds while it runs, and one when it ends. A call that
-finds its kernels in numba's cache compiles nothing and says nothing.
+The first call of a compiled entry point on a machine compiles it (numba caches the machine code,
+and later processes load it in about a second): a state check takes ~20 s, a certified edge ~30 s
+with what they share (`python -m planning_collision.demos.dev.cold_start`). Whatever starts one (a
+demo, a user's own script, an OMPL callback), the library says so: one line on stderr and a log
+record (logger ``planning_collision.compile``, INFO) once a compile has run `QUIET` seconds, one
+every `TICK` seconds while it runs, and one when it ends. A call that finds its kernels in numba's
+cache compiles nothing and says nothing.
 
 ``PLANNING_COLLISION_COMPILE_NOTICE=0`` keeps stderr quiet (the log records remain).
 

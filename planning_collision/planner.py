@@ -9,10 +9,10 @@
     if result.solved:
         Q = planner.simplify(result.path)                # (n, dof), shortcuts certified
 
-Every motion the search keeps is certified free by the checker's "dichotomy" edge kernel,
-called from the compiled loop (kernels/planner.py): the returned path has no collision
-anywhere along it, exactly as a path found through the OMPL plugin's motion validator on the
-same checker. `plugins.ompl.CompiledRRTConnect` is this planner behind OMPL's `Planner`
+Every motion the search keeps is certified free by the checker's "dichotomy" edge kernel, called
+from the compiled loop (kernels/planner.py): the returned path has no collision anywhere along it,
+exactly as a path found through the OMPL plugin's motion validator on the same checker.
+`planning_collision.plugins.ompl.CompiledRRTConnect` is this planner behind OMPL's `Planner`
 interface (SimpleSetup, ompl.tools.Benchmark); this module knows nothing of OMPL.
 
 The search runs in time slices (`SLICE` s) between which it returns to Python, where the

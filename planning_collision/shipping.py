@@ -12,9 +12,9 @@ without machine code), or by hand::
 
     python -m planning_collision.shipping OUT_DIR [--cpu x86-64-v3] [--jobs 2]
 
-The baseline is x86-64-v3 (AVX2, FMA, BMI: CPUs since 2013-2015): per-call speed within a
-few per cent of code compiled for the host (`python -m demos.bench.checker`); a CPU without
-it compiles on first use.
+The baseline is x86-64-v3 (AVX2, FMA, BMI: CPUs since 2013-2015): per-call speed within a few per
+cent of code compiled for the host (`python -m planning_collision.demos.bench.checker`); a CPU
+without it compiles on first use.
 """
 
 from __future__ import annotations

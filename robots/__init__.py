@@ -2,7 +2,7 @@
 
 ::
 
-    import robots
+    from planning_collision import robots
 
     robots.available()   # ['free_flyer', 'kinova', 'panda', 'planar_arm', 'ur5', 'xarm7']
     panda = robots.load("panda")       # 7 arm joints; fingers held at 0.04 m
@@ -13,7 +13,7 @@ Each robot lives in ``robots/<name>/``: ``config.json`` (where the URDF comes fr
 joints are active and which are held fixed, build settings, and the allowed-collision
 matrix with how it was computed), and the cached collision model ``geometry-<hash>.npz``
 (keyed by the URDF and mesh file contents, so a different example-robot-data release is
-rebuilt rather than trusted). ``python -m robots.build <name>`` rebuilds both.
+rebuilt rather than trusted). ``python -m planning_collision.robots.build <name>`` rebuilds both.
 
 URDF sources: ``{"source": "package", "path": ...}`` is a file in ``robots/<name>/``;
 ``{"source": "example-robot-data", "path": ...}`` is relative to example-robot-data's

@@ -1,6 +1,6 @@
 """Rebuild a registered robot's collision model cache and allowed-collision matrix.
 
-    python -m robots.build panda [ur5 ...] [--samples 10000] [--seed 0]
+    python -m planning_collision.robots.build panda [ur5 ...] [--samples 10000] [--seed 0]
 
 For each robot: builds (or loads) ``robots/<name>/geometry-<hash>.npz``, removes stale
 geometry caches, samples ``--samples`` random configurations (MoveIt setup-assistant
@@ -21,7 +21,7 @@ from importlib import metadata
 
 import numpy as np
 
-import robots
+from planning_collision import robots
 
 
 def build(name: str, samples: int = 10_000, seed: int = 0) -> dict:

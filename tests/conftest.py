@@ -45,7 +45,7 @@ def load_panda(fixed_joints: dict, **kw):
     """The registry's Panda with `fixed_joints` held (and `kw` for Robot.from_urdf), or a
     skip when example-robot-data (its URDF) is missing."""
     example_robot_data_or_skip()
-    import robots
+    from planning_collision import robots
 
     return robots.load("panda", fixed_joints=fixed_joints, **kw)
 

@@ -45,11 +45,16 @@ LAYERS = {
 }
 
 
+# the repository's folders installed under the package's name (setup.py)
+MAPPED = {f: f"planning_collision.{f}" for f in ("robots", "plugins", "demos")}
+
+
 def _modules(package: str) -> dict[str, Path]:
+    """{import name: file} of the modules in the repository's folder `package`."""
     base = ROOT / package
     out = {}
     for f in base.rglob("*.py"):
-        parts = list(f.relative_to(ROOT).with_suffix("").parts)
+        parts = [MAPPED.get(package, package), *f.relative_to(base).with_suffix("").parts]
         if parts[-1] == "__init__":
             parts = parts[:-1]
         out[".".join(parts)] = f
@@ -160,8 +165,39 @@ def test_imports_point_down_the_layers():
     assert wrong == []
 
 
-@pytest.mark.parametrize("package", ["plugins"])
-def test_plugins_import_the_engine_never_the_reverse(package):
-    _, edges, _ = _graph("planning_collision")
-    assert not any(t.startswith(package) for ts in edges.values() for t in ts)
-    assert _cycles(_graph(package)[1]) == []
+@pytest.mark.parametrize("folder", sorted(MAPPED))
+def test_plugins_robots_and_demos_import_the_engine_never_the_reverse(folder):
+    name = MAPPED[folder]
+    modules = _modules("planning_collision")
+    wrong = [
+        f"{m}:{line} imports {t if attr is None else t + '.' + attr}"
+        for m, f in modules.items()
+        for t, attr, line in _imports(m, f, modules)
+        if f"{t}.{attr}" == name or f"{t}.".startswith(name + ".") or t == name
+    ]
+    assert wrong == []
+    assert _graph(folder)[0], f"no modules found for {name} in {folder}/"
+    assert _cycles(_graph(folder)[1]) == []
+
+
+def test_nothing_imports_robots_plugins_or_demos_by_their_folder_names():
+    """Run from the repository's root, `import robots` would still work (the folder is on
+    sys.path) and then fail for a user of the wheel: every import, code strings included,
+    says planning_collision.robots, .plugins, .demos."""
+    import re
+
+    top = "|".join(MAPPED)
+    pattern = re.compile(
+        rf"^\s*(from ({top})\b|import ({top})\b|import [\w., ]*,\s*({top})\s*$)", re.M
+    )
+    files = [
+        p for d in ("planning_collision", "tests", "docs", *MAPPED) for p in (ROOT / d).rglob("*")
+    ]
+    files += [ROOT / "README.md"]
+    wrong = [
+        f"{p.relative_to(ROOT)}: {m.group(0).strip()}"
+        for p in files
+        if p.suffix in (".py", ".md")
+        for m in pattern.finditer(p.read_text())
+    ]
+    assert wrong == []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from demos.bench.baselines import mplib_runner
+from planning_collision.demos.bench.baselines import mplib_runner
 
 
 @pytest.mark.skipif(

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from demos.bench.baselines import vamp_runner
+from planning_collision.demos.bench.baselines import vamp_runner
 
 
 def _rot(axis: int, t: float) -> np.ndarray:
@@ -48,7 +48,7 @@ def test_vamp_solves_problems_from_start_to_goal_end_to_end():
 
 @needs_vamp
 def test_the_benchmark_has_a_vamp_column_with_end_to_end_times(tmp_path):
-    from demos import benchmark
+    from planning_collision.demos import benchmark
 
     out = tmp_path / "out"
     argv = ["--sets", "box", "--n", "2", "--validators", "dichotomy", "vamp"]

@@ -19,7 +19,7 @@ pytest.importorskip("fcl")
 
 
 def _run(tmp_path, *extra, sets=("bookshelf_small",)):
-    from demos.bench import planning as benchmark
+    from planning_collision.demos.bench import planning as benchmark
 
     out = tmp_path / "out"
     argv = ["--out", str(out), *extra]
@@ -32,7 +32,7 @@ def _run(tmp_path, *extra, sets=("bookshelf_small",)):
 
 def _database(out, tmp_path):
     """The database OMPL's own console script builds from the benchmark's logs."""
-    from demos.bench.reports import statistics_command
+    from planning_collision.demos.bench.reports import statistics_command
 
     logs = sorted((out / "logs").glob("*.log"))
     db = tmp_path / "arena.db"
@@ -87,7 +87,7 @@ def _user_cell(tmp_path, **changes) -> Path:
     and a point cloud (a wall), two start/goal pairs, planners and validators."""
     import trimesh
 
-    import robots
+    from planning_collision import robots
 
     trimesh.creation.cylinder(radius=0.12, height=0.3, sections=24).export(tmp_path / "post.stl")
     wall = [[-0.45, y, z] for y in np.linspace(-0.3, 0.3, 13) for z in np.linspace(-0.15, 0.15, 7)]
@@ -156,7 +156,7 @@ def test_the_benchmark_takes_a_users_problem_file(tmp_path):
     ],
 )
 def test_a_bad_problem_file_is_refused_naming_the_field_and_value(tmp_path, changes, match, capsys):
-    from demos.bench import planning as benchmark
+    from planning_collision.demos.bench import planning as benchmark
 
     path = _user_cell(tmp_path, **changes)
     with pytest.raises(SystemExit) as e:
@@ -171,8 +171,8 @@ def test_the_python_fcl_oracle_sees_a_cloud_as_balls_and_a_mesh_as_its_triangles
     """The benchmark's independent re-check (testing.fcl_robot) on the user cell: it agrees
     with the checker wherever the robot is not grazing an obstacle (the checker's link models
     contain the links, so it may only call more states colliding)."""
-    from demos.bench.problems import problem_file
     from planning_collision import CollisionChecker
+    from planning_collision.demos.bench.problems import problem_file
     from planning_collision.testing.fcl_robot import FclRobot
 
     bset = problem_file(_user_cell(tmp_path))
@@ -200,7 +200,7 @@ def test_local_workers_and_ray_run_the_same_tasks(tmp_path):
 
 
 def test_the_checker_benchmark_runs(capsys):
-    from demos.bench import checker as bench_checker
+    from planning_collision.demos.bench import checker as bench_checker
 
     argv = ["--problems", "1", "--configs", "80", "--peer-configs", "8", "--edges", "40"]
     assert bench_checker.main([*argv, "--peer-edges", "4"]) == 0
@@ -220,7 +220,7 @@ def test_the_checker_benchmark_runs(capsys):
 
 
 def test_the_setup_benchmark_times_every_part_of_every_problem(capsys):
-    from demos.bench import setup as bench_setup
+    from planning_collision.demos.bench import setup as bench_setup
 
     res = bench_setup.measure(["box", "cage"], n=2, repeats=2)
     assert res["obstacles"] and len(res["obstacles"]) == 4
@@ -236,7 +236,7 @@ def test_the_setup_benchmark_times_every_part_of_every_problem(capsys):
 
 
 def test_the_certification_script_finds_no_false_free_edge(capsys):
-    from demos.dev import certify
+    from planning_collision.demos.dev import certify
 
     argv = ["--problems", "1", "--edges-per-world", "24", "--mesh-edges", "2"]
     assert certify.main(argv) == 0
@@ -244,8 +244,8 @@ def test_the_certification_script_finds_no_false_free_edge(capsys):
 
 
 def test_the_vamp_benchmark_counts_our_checks_and_says_what_one_costs():
-    import robots
-    from demos.bench import vamp as bench_vamp
+    from planning_collision import robots
+    from planning_collision.demos.bench import vamp as bench_vamp
     from planning_collision.io import load_mbm, mbm_path
 
     problems = [p for p in load_mbm(str(mbm_path("box"))).problems if p.valid][:2]

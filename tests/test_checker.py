@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import planning_collision as pc
-import robots
+from planning_collision import robots
 from planning_collision.kernels._jit import cached_signatures
 from planning_collision.kernels.clock import HAS_CLOCK as K_HAS_CLOCK
 from planning_collision.testing.edges import dense_first_collision, rrt_edges, thin_obstacles

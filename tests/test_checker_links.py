@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import planning_collision as pc
-import robots
-from plugins.ompl import check_free
+from planning_collision import robots
+from planning_collision.plugins.ompl import check_free
 
 FINGERS = {"panda_finger_joint1": 0.04, "panda_finger_joint2": 0.04}
 READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])

@@ -16,10 +16,10 @@ from planning_collision.testing.edges import dense_first_collision, thin_obstacl
 pytest.importorskip("fcl")
 og = pytest.importorskip("ompl.geometric")
 
-import robots  # noqa: E402
-from demos.scenes import panda_shelf, planar_arm_gap  # noqa: E402
+from planning_collision import robots  # noqa: E402
+from planning_collision.demos.scenes import panda_shelf, planar_arm_gap  # noqa: E402
+from planning_collision.plugins.ompl import check_path, make_setup, new_state, solution_path, solve  # noqa: E402
 from planning_collision.testing.fcl_robot import FclRobot  # noqa: E402
-from plugins.ompl import check_path, make_setup, new_state, solution_path, solve  # noqa: E402
 from tests.conftest import load_panda  # noqa: E402
 
 FINGERS = {"panda_finger_joint1": 0.04, "panda_finger_joint2": 0.04}

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import planning_collision as pc
-from demos.scenes import planar_arm_gap
+from planning_collision.demos.scenes import planar_arm_gap
 
 
 @pytest.fixture(scope="module")

@@ -154,7 +154,7 @@ def test_replace_and_update_cloud_refuse_bad_input_by_name(rng):
 
 
 def test_checker_follows_a_cloud_replaced_in_place(rng):
-    import robots
+    from planning_collision import robots
 
     arm = robots.load("planar_arm")
     s = pc.Scene()
@@ -270,7 +270,7 @@ def test_no_edge_certified_free_in_a_cloud_scene_collides_under_a_dense_check():
     every edge `dichotomy` or `ca` calls free is free at 1,000 states checked in the same
     balls built by the general KCD path (a compound of spheres: other trees, other
     grouping); edges from an RRT and edges placed across the cloud."""
-    import robots
+    from planning_collision import robots
     from planning_collision.testing.edges import dense_first_collision, rrt_edges
     from planning_collision.testing.surface import surface_points
 

@@ -1,5 +1,5 @@
 """Every demo runs with small arguments (each has `main(argv=None) -> int`), imports as a
-module of the installed `demos` package, and edits no sys.path."""
+module of the installed `planning_collision.demos` package, and edits no sys.path."""
 
 import importlib
 import subprocess
@@ -8,33 +8,37 @@ from pathlib import Path
 
 import pytest
 
-from demos import viewing
+from planning_collision.demos import viewing
 
 
 @pytest.mark.parametrize(
     "name,argv",
     [
-        ("demos.query_demo", ["--pairs", "200"]),
+        ("planning_collision.demos.query_demo", ["--pairs", "200"]),
         (
-            "demos.bench.queries",
+            "planning_collision.demos.bench.queries",
             ["--pairs", "50", "--python-pairs", "10", "--repeats", "1", "--types", "box-box"],
         ),
         (  # the hull row also counts GJK's rounds and times their floor
-            "demos.bench.queries",
+            "planning_collision.demos.bench.queries",
             ["--pairs", "60", "--python-pairs", "5", "--repeats", "1", "--types", "hull32-hull32"],
         ),
-        ("demos.dev.oracle_sweep", ["--pairs", "3", "--jobs", "1"]),
-        ("demos.dev.cold_start", ["--list"]),
-        ("demos.dev.model_containment", ["--robots", "free_flyer", "--samples", "500"]),
-        ("demos.plan_shelf", ["--runs", "2", "--time", "2"]),  # the README's first command
-        ("demos.pick_place", ["--time", "2"]),
-        ("demos.dev.prm_memory", ["--seconds", "2", "--every", "1"]),
+        ("planning_collision.demos.dev.oracle_sweep", ["--pairs", "3", "--jobs", "1"]),
+        ("planning_collision.demos.dev.cold_start", ["--list"]),
         (
-            "demos.plan_cloud",
+            "planning_collision.demos.dev.model_containment",
+            ["--robots", "free_flyer", "--samples", "500"],
+        ),
+        # the README's first command
+        ("planning_collision.demos.plan_shelf", ["--runs", "2", "--time", "2"]),
+        ("planning_collision.demos.pick_place", ["--time", "2"]),
+        ("planning_collision.demos.dev.prm_memory", ["--seconds", "2", "--every", "1"]),
+        (
+            "planning_collision.demos.plan_cloud",
             ["--points", "20000", "--frames", "2", "--spacing", "0.006", "--radius", "0.004"],
         ),
         (
-            "demos.bench.clouds",
+            "planning_collision.demos.bench.clouds",
             ["--sizes", "5000", "--repeats", "1", "--sets", "box", "--edges", "20", "--n", "1"]
             + ["--densities", "20000"],
         ),
@@ -45,9 +49,9 @@ def test_demo_runs_and_returns_zero(name, argv, capsys):
     assert mod.main(argv) == 0
     out = capsys.readouterr().out
     assert out.strip()
-    if name == "demos.plan_shelf":  # the main demo ends by saying how to see its path
+    if name.endswith(".plan_shelf"):  # the main demo ends by saying how to see its path
         assert out.rstrip().endswith(viewing.HOW_TO_SEE), out[-500:]
-    if name == "demos.pick_place":  # three legs, each re-checked with the box by python-fcl
+    if name.endswith(".pick_place"):  # three legs, each re-checked with the box by python-fcl
         pytest.importorskip("fcl")
         assert out.count("states free (python-fcl, meshes + box)") == 3, out
         assert "attached AttachedObject('box' on 'panda_hand'" in out
@@ -62,13 +66,15 @@ DEMO_FILES = sorted(
 
 # what the demos share (packages, command-line helpers, scenes, the benchmark's inputs and
 # reports): imported, never run
-HELPERS = {"demos", "demos.bench", "demos.dev", "demos.cli", "demos.scenes", "demos.viewing"}
-HELPERS |= {"demos.bench.problems", "demos.bench.reports", "demos.dev.fuzz_io"}
+HELPERS = {"", "bench", "dev", "cli", "scenes", "viewing", "bench.problems", "bench.reports"}
+HELPERS = {".".join(filter(None, ("planning_collision.demos", h))) for h in HELPERS}
+HELPERS.add("planning_collision.demos.dev.fuzz_io")
 
 
 def _module(path: Path) -> str:
+    """The import name of a file of the repository's demos/ folder (planning_collision.demos)."""
     parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    return ".".join(("planning_collision",) + (parts[:-1] if parts[-1] == "__init__" else parts))
 
 
 @pytest.mark.parametrize("path", DEMO_FILES, ids=lambda p: _module(p))

@@ -48,7 +48,7 @@ def test_the_ompl_benchmark_snippet_runs_and_its_log_reaches_the_database(tmp_pa
     in a fresh interpreter: its log goes through ompl_benchmark_statistics, and the
     interpreter exits without nanobind's leak report (RRTConnect and PRM leave nothing)."""
     pytest.importorskip("ompl")
-    from demos.bench.reports import statistics_command
+    from planning_collision.demos.bench.reports import statistics_command
 
     code = _block(ROOT / "docs" / "ompl.md", "## Benchmarks")
     code = code.replace("runCount=10", "runCount=2").replace("maxTime=1.0", "maxTime=0.5")

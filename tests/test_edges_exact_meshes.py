@@ -2,7 +2,7 @@
 (triangle BVHs; planning_collision.testing.fcl_robot), an oracle that shares nothing with
 the checker but FK (tested against yourdfpy). The edge tests of test_checker.py compare with
 the checker's own state check on its link models; this tier closes the loop to the meshes
-the user gave, on a few edges (`python -m demos.dev.certify` runs thousands).
+the user gave, on a few edges (`python -m planning_collision.demos.dev.certify` runs thousands).
 
 The certificate's claim: an edge the checker calls free has no collision anywhere along it.
 The link models contain the meshes, so a mesh collision at any state of an edge means the

@@ -17,9 +17,9 @@ import pytest
 ob = pytest.importorskip("ompl.base")
 
 import planning_collision as pc  # noqa: E402
-from demos.scenes import planar_arm_gap  # noqa: E402
 from planning_collision import compiling  # noqa: E402
-from plugins.ompl import make_setup, solve  # noqa: E402
+from planning_collision.demos.scenes import planar_arm_gap  # noqa: E402
+from planning_collision.plugins.ompl import make_setup, solve  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,7 +75,7 @@ def test_a_compile_is_announced_while_it_runs_and_a_short_one_is_not(monkeypatch
 
 _REAL_COMPILE = """
 import numpy as np
-import robots
+from planning_collision import robots
 from planning_collision import compiling
 compiling.QUIET = 0.0  # announce at once (FK compiles in under a second)
 arm = robots.load("planar_arm")

@@ -1,10 +1,9 @@
-"""A state check resumes after the first piece whose outer hull touches something and whose
-piece does not: the pieces before it must be clear of every obstacle, bounded or not. When
-the primitives without a box (halfspaces) were tested for all pieces before the trees, a
-later piece's hull grazing a floor was found first and an earlier piece inside a box was
-never tested: `is_valid` called a colliding configuration free (35 of 20,000 configurations
-with a box at a piece and a floor just under the pieces after it: `python -m demos.dev.fuzz
---parts floors`)."""
+"""A state check resumes after the first piece whose outer hull touches something and whose piece
+does not: the pieces before it must be clear of every obstacle, bounded or not. When the primitives
+without a box (halfspaces) were tested for all pieces before the trees, a later piece's hull grazing
+a floor was found first and an earlier piece inside a box was never tested: `is_valid` called a
+colliding configuration free (35 of 20,000 configurations with a box at a piece and a floor just
+under the pieces after it: `python -m planning_collision.demos.dev.fuzz --parts floors`)."""
 
 import numpy as np
 import pytest
@@ -21,7 +20,7 @@ BOX_AT = [-0.030234910144287655, 0.021483912334727878, 0.2644845111221075]
 
 @pytest.fixture(scope="module")
 def panda(example_robot_data):
-    import robots
+    from planning_collision import robots
 
     return robots.load("panda")
 

@@ -1,8 +1,8 @@
-"""Scene files mutated as files get mutated (a value replaced by anything JSON holds, bytes
-cut or corrupted, nesting, numbers past float64): the readers load them, or refuse them
-with a ValueError or FileNotFoundError that names the file. Never another exception, never
-a scene that then fails to build for another reason (`python -m demos.dev.fuzz --parts
-files` runs many more)."""
+"""Scene files mutated as files get mutated (a value replaced by anything JSON holds, bytes cut or
+corrupted, nesting, numbers past float64): the readers load them, or refuse them with a ValueError
+or FileNotFoundError that names the file. Never another exception, never a scene that then fails to
+build for another reason (`python -m planning_collision.demos.dev.fuzz --parts files` runs many
+more)."""
 
 from __future__ import annotations
 

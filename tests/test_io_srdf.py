@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-import robots
+from planning_collision import robots
 from planning_collision.io import DisabledCollision, SRDFError, read_srdf
 
 SRDF = """<?xml version="1.0"?>

@@ -100,7 +100,7 @@ def test_no_kernel_is_compiled_for_a_literal_constant():
     import planning_collision as pc
     from planning_collision import kernels
 
-    robots = pytest.importorskip("robots")
+    robots = pytest.importorskip("planning_collision.robots")
     T = np.eye(4)
     T[0, 3] = 0.5
     cone, box = pc.Cone(0.1, 0.2), pc.Box((0.2, 0.2, 0.2))

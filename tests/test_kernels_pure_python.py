@@ -66,7 +66,7 @@ def test_pair_queries_give_the_same_answers_as_plain_python_and_compiled():
 CHECKER = r"""
 import json, sys, warnings
 import numpy as np
-import robots
+from planning_collision import robots
 import planning_collision as pc
 warnings.simplefilter("ignore", RuntimeWarning)  # numpy scalars' inf - inf, as plain Python
 panda = robots.load("panda")
@@ -101,7 +101,7 @@ def test_the_checker_gives_the_same_answers_as_plain_python_and_compiled():
     the compiled kernels and their plain-Python reading agree exactly, verdicts, times and
     query counts alike (the compiled run goes first: it builds the self-pair tables, which
     the plain one then reads from the session's model cache)."""
-    pytest.importorskip("robots")
+    pytest.importorskip("planning_collision.robots")
     compiled = _run(disable_jit=False, script=CHECKER)
     plain = _run(disable_jit=True, script=CHECKER)
     assert plain["valid"] == compiled["valid"]

@@ -29,10 +29,11 @@ _DAMAGE = """
 import json, logging, sys
 from pathlib import Path
 import numpy as np
-import planning_collision as pc, robots
+import planning_collision as pc
+from planning_collision import robots
 from planning_collision.checker import bounds, model, self_tables
 from planning_collision.robot import cache
-from demos.scenes import panda_shelf
+from planning_collision.demos.scenes import panda_shelf
 
 KIND, D = sys.argv[1], Path(sys.argv[2])
 warnings = []
@@ -175,7 +176,7 @@ def test_a_damaged_or_tampered_cache_entry_is_rebuilt_with_one_warning(kind, tmp
 
 @pytest.fixture
 def arm_urdf():
-    import robots
+    from planning_collision import robots
 
     return robots.urdf_path("planar_arm")
 

@@ -15,9 +15,9 @@ ob = pytest.importorskip("ompl.base")
 og = pytest.importorskip("ompl.geometric")
 
 import planning_collision as pc  # noqa: E402
-from demos.bench.planners import validators_agree as _validators_agree  # noqa: E402
-from demos.scenes import panda_shelf, piano_room  # noqa: E402
-from plugins.ompl import (  # noqa: E402
+from planning_collision.demos.bench.planners import validators_agree as _validators_agree  # noqa: E402
+from planning_collision.demos.scenes import panda_shelf, piano_room  # noqa: E402
+from planning_collision.plugins.ompl import (  # noqa: E402
     CompiledRRTConnect,
     make_setup,
     set_goals,
@@ -130,7 +130,7 @@ def test_set_range_and_get_range_as_ompls_rrtconnect(shelf):
 
 def test_a_setup_without_the_plugins_validators_is_refused_by_name(shelf):
     robot = shelf[0]
-    from plugins.ompl import make_state_space
+    from planning_collision.plugins.ompl import make_state_space
 
     ss = og.SimpleSetup(make_state_space(robot))
     ss.setStateValidityChecker(lambda s: True)

@@ -19,9 +19,9 @@ ob = pytest.importorskip("ompl.base")
 og = pytest.importorskip("ompl.geometric")
 
 import planning_collision as pc  # noqa: E402
-import robots  # noqa: E402
-from demos.scenes import panda_shelf, piano_room, planar_arm_gap  # noqa: E402
-from plugins.ompl import (  # noqa: E402
+from planning_collision import robots  # noqa: E402
+from planning_collision.demos.scenes import panda_shelf, piano_room, planar_arm_gap  # noqa: E402
+from planning_collision.plugins.ompl import (  # noqa: E402
     COMPILED,
     PLANNERS,
     CollisionMotionValidator,
@@ -270,7 +270,7 @@ def test_an_exception_in_a_callback_is_logged_once_and_reported_invalid(shelf, p
     boom = _Exploding(checker)
     ss.setStateValidityChecker(CollisionValidityChecker(si, boom))
     si.setMotionValidator(CollisionMotionValidator(si, boom))
-    with caplog.at_level(logging.ERROR, logger="plugins.ompl"):
+    with caplog.at_level(logging.ERROR, logger="planning_collision.plugins.ompl"):
         ss.solve(0.3)  # PRM would abort the process if an exception escaped
     svc = ss.getStateValidityChecker()
     mv = si.getMotionValidator()
@@ -289,8 +289,8 @@ import sys
 import numpy as np
 from ompl import base as ob, geometric as og
 
-import robots
-from plugins.ompl import StateCodec, make_state_space, new_state
+from planning_collision import robots
+from planning_collision.plugins.ompl import StateCodec, make_state_space, new_state
 
 ROBOT = robots.load(sys.argv[1])  # panda: one real vector; planar_arm: SO2 + real vector
 kept = []
@@ -464,7 +464,7 @@ def test_ompl_benchmark_runs_with_the_plugin_and_its_log_goes_to_sqlite(
 
 
 def test_make_setup_gives_named_planners_the_range_that_suits_certified_edges(shelf):
-    from plugins.ompl import RANGE_FRACTION
+    from planning_collision.plugins.ompl import RANGE_FRACTION
 
     robot, scene, start, goal, checker = shelf
     extent = make_state_space(robot).getMaximumExtent()

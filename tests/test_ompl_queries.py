@@ -19,8 +19,8 @@ og = pytest.importorskip("ompl.geometric")
 ou = pytest.importorskip("ompl.util")
 
 import planning_collision as pc  # noqa: E402
-from demos.scenes import panda_shelf  # noqa: E402
-from plugins.ompl import (  # noqa: E402
+from planning_collision.demos.scenes import panda_shelf  # noqa: E402
+from planning_collision.plugins.ompl import (  # noqa: E402
     PLANNERS,
     make_setup,
     new_state,
@@ -255,8 +255,8 @@ SORRT = """
 import sys, time, faulthandler
 import numpy as np
 import planning_collision as pc
-from demos.scenes import panda_shelf
-from plugins.ompl import make_setup, set_goals, solve, solution_path
+from planning_collision.demos.scenes import panda_shelf
+from planning_collision.plugins.ompl import make_setup, set_goals, solve, solution_path
 from ompl import util as ou
 ou.setLogLevel(ou.LOG_ERROR)
 robot, scene, start, goal = panda_shelf()
@@ -273,8 +273,8 @@ ok = bool(solve(ss, 2.0))
 print(time.perf_counter() - t0, ok, np.abs(solution_path(ss)[-1] - g2).max() if ok else -1)
 # OMPL's own SimpleSetup, whose query the plugin does not follow: solve sees the old solution
 from ompl import base as ob, geometric as og
-from plugins.ompl import CollisionValidityChecker, CollisionMotionValidator, StateCodec
-from plugins.ompl import make_state_space, new_state
+from planning_collision.plugins.ompl import CollisionValidityChecker, CollisionMotionValidator
+from planning_collision.plugins.ompl import StateCodec, make_state_space, new_state
 space = make_state_space(robot)
 plain = og.SimpleSetup(space)
 si = plain.getSpaceInformation()

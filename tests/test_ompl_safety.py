@@ -17,8 +17,8 @@ ob = pytest.importorskip("ompl.base")
 og = pytest.importorskip("ompl.geometric")
 
 import planning_collision as pc  # noqa: E402
-from demos.scenes import planar_arm_gap  # noqa: E402
-from plugins.ompl import (  # noqa: E402
+from planning_collision.demos.scenes import planar_arm_gap  # noqa: E402
+from planning_collision.plugins.ompl import (  # noqa: E402
     check_planner_goals,
     guarded,
     make_setup,
@@ -37,8 +37,8 @@ import sys
 import numpy as np
 from ompl import base as ob, geometric as og
 import planning_collision as pc
-from demos.scenes import planar_arm_gap
-from plugins.ompl import make_setup, new_state, set_goals, solve
+from planning_collision.demos.scenes import planar_arm_gap
+from planning_collision.plugins.ompl import make_setup, new_state, set_goals, solve
 
 robot, scene, start, goal = planar_arm_gap()
 checker = pc.CollisionChecker(robot, scene)
@@ -199,7 +199,7 @@ def test_a_user_callback_that_raises_under_prm_is_logged_once_and_reported_inval
 
     check = guarded(mine)
     ss.setStateValidityChecker(check)
-    with caplog.at_level(logging.ERROR, logger="plugins.ompl"):
+    with caplog.at_level(logging.ERROR, logger="planning_collision.plugins.ompl"):
         solve(ss, 1.0)
     assert check.errors > 0 and calls[0] > check.errors
     logged = [r for r in caplog.records if "my constraint broke" in r.getMessage()]

@@ -11,7 +11,7 @@ pytest.importorskip("ompl.base")
 
 import planning_collision as pc  # noqa: E402
 from planning_collision.io import MBM_SETS, load_mbm, mbm_path  # noqa: E402
-from plugins.ompl import make_setup, set_problem, solution_path, solve  # noqa: E402
+from planning_collision.plugins.ompl import make_setup, set_problem, solution_path, solve  # noqa: E402
 from tests.conftest import load_panda  # noqa: E402
 
 FINGERS = {"panda_finger_joint1": 0.065, "panda_finger_joint2": 0.065}

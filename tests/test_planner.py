@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import planning_collision as pc
-import robots
-from demos.scenes import panda_shelf, piano_room, planar_arm_gap
+from planning_collision import robots
+from planning_collision.demos.scenes import panda_shelf, piano_room, planar_arm_gap
 from planning_collision.io import load_mbm, mbm_path
 from planning_collision.kernels import planner as K
 from planning_collision.planner import SLICE
@@ -43,7 +43,7 @@ def _exact_free(robot, scene, Q, step=0.002) -> bool:
     """No state of the polyline Q collides on the exact meshes (python-fcl), states spaced
     so that no point of the robot moves more than `step` m between two."""
     pytest.importorskip("fcl")
-    from demos.bench.planning import recheck
+    from planning_collision.demos.bench.planning import recheck
     from planning_collision.testing.fcl_robot import FclRobot
 
     return not recheck(FclRobot(robot, scene), robot, Q, step)
@@ -127,7 +127,7 @@ def test_a_continuous_joint_that_must_turn_the_short_way_across_pi():
 
 
 def test_fourteen_joints_baxters_two_arms_among_boxes():
-    from demos.bench.planners import random_world
+    from planning_collision.demos.bench.planners import random_world
 
     robot = robots.load("baxter")
     assert robot.dof == 14

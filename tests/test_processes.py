@@ -53,7 +53,7 @@ def _disallow_in_worker(blob: bytes) -> tuple:
 
 
 def _robot_blob(n: int = 2000) -> bytes:
-    import robots
+    from planning_collision import robots
 
     robot = robots.load("planar_arm")
     for a, b in _PAIRS:
@@ -96,7 +96,7 @@ def test_an_acm_edit_in_a_ray_worker_reaches_a_checker_built_there():
 
 
 def test_an_unpickled_robot_takes_a_version_of_the_receiving_process():
-    import robots
+    from planning_collision import robots
 
     robot = robots.load("planar_arm")
     copy = pickle.loads(pickle.dumps(robot))
@@ -111,7 +111,7 @@ def test_what_a_worker_unpickles_stays_read_only():
     """numpy unpickles arrays writeable: a robot's FK arrays (a writeable model is another
     numba type, so FK compiled a second time in every worker), obstacle poses and shape
     arrays (which a snapshot promises nobody changes) come back read-only."""
-    import robots
+    from planning_collision import robots
 
     robot = pickle.loads(pickle.dumps(robots.load("planar_arm")))
     assert not any(a.flags.writeable for a in robot.model)
@@ -141,7 +141,8 @@ def _run(code: str, **env) -> subprocess.CompletedProcess:
 _FORKS = """
 import multiprocessing as mp, os, threading, time
 import numpy as np
-import planning_collision as pc, robots
+import planning_collision as pc
+from planning_collision import robots
 
 robot = robots.load("planar_arm")
 scene = pc.Scene()
@@ -230,7 +231,8 @@ def test_a_child_forked_after_is_valid_batch_answers_as_its_parent():
 _THREADS = """
 import threading
 import numba, numpy as np
-import planning_collision as pc, robots
+import planning_collision as pc
+from planning_collision import robots
 
 robot = robots.load("planar_arm")
 checker = pc.CollisionChecker(robot, pc.Scene())

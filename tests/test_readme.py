@@ -41,7 +41,7 @@ def test_the_quick_start_plans():
     import pytest
 
     pytest.importorskip("ompl")
-    import robots
+    from planning_collision import robots
 
     try:
         robots.urdf_path("panda")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import planning_collision as pc
-import robots
+from planning_collision import robots
 from planning_collision.robot.rigid import RigidBodies, rigid_bodies, rigid_roots
 from planning_collision.testing.edges import rrt_edges
 from tests.conftest import load_panda

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import robots
+from planning_collision import robots
 from planning_collision.io.urdf import (
     URDFError,
     URDFJointError,
@@ -288,7 +288,7 @@ def test_registry_robot_loads_from_its_committed_cache_without_rebuilding(
         built = robots.config(name)["urdf"].get("built_with", "the package's own files")
         raise AssertionError(
             f"robots/{name}: the committed geometry cache (built with {built}) does not match the "
-            f"installed files; rebuild it with: python -m robots.build {name}"
+            f"installed files; rebuild it with: python -m planning_collision.robots.build {name}"
         )
 
     robots.load(name)  # imports and JIT out of the timing
@@ -378,7 +378,7 @@ def test_q_of_the_wrong_length_or_with_nan_is_named(panda):
 
 
 def test_bench_robot_demo_runs_with_small_arguments(capsys, example_robot_data):
-    from demos.bench import robot as bench_robot
+    from planning_collision.demos.bench import robot as bench_robot
 
     assert (
         bench_robot.main(

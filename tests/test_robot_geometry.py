@@ -15,7 +15,7 @@ import pytest
 import trimesh
 from scipy.spatial import ConvexHull, QhullError
 
-import robots
+from planning_collision import robots
 from planning_collision.geometry import Box, Convex, Cylinder, Sphere
 from planning_collision.io.urdf import read_urdf
 from planning_collision.kernels.tolerances import CONTAIN_TOL

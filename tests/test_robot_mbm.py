@@ -11,7 +11,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 import planning_collision as pc
-import robots
+from planning_collision import robots
 from planning_collision.io import mbm_path
 
 SETS = ["bookshelf_small", "box", "cage", "table_pick"]

@@ -8,7 +8,7 @@ import numba
 import numpy as np
 import pytest
 
-import robots
+from planning_collision import robots
 from planning_collision.geometry import Box, Convex, Cylinder, Sphere
 from planning_collision.kernels.fk import fk
 from planning_collision.kernels.motion_bounds import motion_bounds

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import trimesh
 
-import robots
+from planning_collision import robots
 from planning_collision.io import SRDFError, read_srdf
 from planning_collision.robot import Robot
 from planning_collision.robot import acm as acm_module

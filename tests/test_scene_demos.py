@@ -4,7 +4,7 @@ import pytest
 
 
 def test_factory_scene_demo_builds_thousands_of_primitives_and_writes_json(tmp_path, capsys):
-    from demos.bench import factory_scene
+    from planning_collision.demos.bench import factory_scene
 
     out = tmp_path / "factory.json"
     assert factory_scene.main(["--scale", "0.2", "--out", str(out)]) == 0
@@ -17,7 +17,7 @@ def test_factory_scene_demo_builds_thousands_of_primitives_and_writes_json(tmp_p
 
 
 def test_factory_scene_has_over_5000_primitives_at_the_default_scale():
-    from demos.bench.factory_scene import make_factory
+    from planning_collision.demos.bench.factory_scene import make_factory
 
     st = make_factory(0).stats()
     assert st["primitives"] >= 5000
@@ -26,7 +26,7 @@ def test_factory_scene_has_over_5000_primitives_at_the_default_scale():
 
 def test_bench_scene_runs_and_all_engines_agree(capsys):
     pytest.importorskip("coal")
-    from demos.bench import scene as bench_scene
+    from planning_collision.demos.bench import scene as bench_scene
 
     # (c) is skipped here: its kernels would add a compile; the full run checks it too
     rc = bench_scene.main(

@@ -266,7 +266,7 @@ def test_each_outer_hull_is_a_subset_of_its_pieces_points_swept_farther(name, pa
     if name == "panda":
         robot = panda
     else:
-        robots = pytest.importorskip("robots")
+        robots = pytest.importorskip("planning_collision.robots")
         try:
             robot = robots.load(name)
         except ImportError as e:  # example-robot-data absent

@@ -10,8 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-import robots
-from planning_collision import Robot
+from planning_collision import Robot, robots
 from planning_collision.io import SRDFError, read_srdf, write_srdf
 from planning_collision.io.srdf import MOVEIT_REASONS
 

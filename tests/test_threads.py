@@ -1,8 +1,8 @@
 """Correct under use: one checker and one scene called from several Python threads at once,
 and edited while queries run (docs/architecture.md, "Threads and edits").
 
-Every test here is bounded to a few seconds; `python -m demos.dev.fuzz --parts threads`
-runs the same workloads for minutes (docs/reliability.md).
+Every test here is bounded to a few seconds; `python -m planning_collision.demos.dev.fuzz --parts
+threads` runs the same workloads for minutes (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def panda():
         example_robot_data_dir()
     except ImportError as e:
         pytest.skip(str(e))
-    import robots
+    from planning_collision import robots
 
     return robots.load("panda", fixed_joints=FINGERS)
 

@@ -1,5 +1,5 @@
-"""`python -m demos.view` on a user's robot: `--active` chooses the joints to move (the
-others held), and what the robot or files refuse is one line on stderr with exit code 2,
+"""`python -m planning_collision.demos.view` on a user's robot: `--active` chooses the joints to
+move (the others held), and what the robot or files refuse is one line on stderr with exit code 2,
 never a traceback."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-import robots
-from demos import view
+from planning_collision import robots
+from planning_collision.demos import view
 
 ROOT = Path(__file__).resolve().parents[1]
 # a URDF: joint1 (continuous), joint2, joint3 and finger_joint all active
@@ -58,7 +58,8 @@ def test_active_without_a_robot_is_a_usage_error(capsys):
 
 def test_the_command_exits_2_on_a_wrong_q():
     r = subprocess.run(
-        [sys.executable, "-m", "demos.view", "--urdf", ARM, "--q", "1", "--no-serve"],
+        [sys.executable, "-m", "planning_collision.demos.view", "--urdf", ARM, "--q", "1"]
+        + ["--no-serve"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]

@@ -11,8 +11,7 @@ import trimesh
 from scipy.spatial.transform import Rotation
 
 import planning_collision as pc
-import robots
-from planning_collision import viz
+from planning_collision import robots, viz
 from planning_collision.io import mbm_path
 from planning_collision.testing.sampling import bounding_radius
 from planning_collision.viz import _colors
@@ -349,7 +348,7 @@ def test_a_headless_chromium_draws_the_panda_and_the_shelf_where_the_camera_look
 
 
 def test_the_view_demo_writes_a_glb_without_serving(tmp_path, capsys):
-    demo = importlib.import_module("demos.view")
+    demo = importlib.import_module("planning_collision.demos.view")
     out = tmp_path / "arm.glb"
     argv = [str(viz.BOOKSHELF), "--robot", "planar_arm", "--q", "0.3", "0.2", "0.1"]
     assert demo.main([*argv, "--export", str(out), "--no-serve"]) == 0
@@ -363,7 +362,7 @@ def test_the_view_demo_shows_your_urdf_and_srdf_in_your_scene_file(tmp_path, cap
     file with a mesh and a point cloud, along a path of two configurations."""
     import json
 
-    demo = importlib.import_module("demos.view")
+    demo = importlib.import_module("planning_collision.demos.view")
     trimesh.creation.box((0.2, 0.2, 0.3)).export(tmp_path / "crate.stl")
     cloud = {"type": "pointcloud", "points": [[-0.5, y, 0.0] for y in (-0.2, 0.0, 0.2)]}
     scene = {
@@ -394,14 +393,14 @@ def test_the_view_demo_shows_your_urdf_and_srdf_in_your_scene_file(tmp_path, cap
 
 
 def test_the_view_demo_refuses_a_robot_given_twice(capsys):
-    demo = importlib.import_module("demos.view")
+    demo = importlib.import_module("planning_collision.demos.view")
     with pytest.raises(SystemExit) as e:
         demo.main(["--robot", "panda", "--urdf", "arm.urdf"])
     assert e.value.code == 2 and "not both" in capsys.readouterr().err
 
 
 def test_the_view_demo_shows_a_motionbenchmaker_problem_from_start_to_goal(panda, tmp_path):
-    demo = importlib.import_module("demos.view")
+    demo = importlib.import_module("planning_collision.demos.view")
     out = tmp_path / "mbm.glb"
     mbm = mbm_path("bookshelf_small")
     assert demo.main([str(mbm), "--problem", "2", "--export", str(out), "--no-serve"]) == 0
@@ -411,6 +410,6 @@ def test_the_view_demo_shows_a_motionbenchmaker_problem_from_start_to_goal(panda
 
 def test_the_view_demo_serves_for_the_given_seconds_then_stops(capsys):
     pytest.importorskip("viser", reason="the viewer needs viser (pip install '.[viz]')")
-    demo = importlib.import_module("demos.view")
+    demo = importlib.import_module("planning_collision.demos.view")
     assert demo.main(["--robot", "planar_arm", "--seconds", "0.2"]) == 0
     assert "serving http://127.0.0.1:" in capsys.readouterr().out

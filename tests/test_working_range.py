@@ -74,7 +74,7 @@ def panda():
         example_robot_data_dir()
     except ImportError as e:
         pytest.skip(str(e))
-    import robots
+    from planning_collision import robots
 
     return robots.load(
         "panda", fixed_joints={"panda_finger_joint1": 0.04, "panda_finger_joint2": 0.04}
@@ -125,7 +125,7 @@ def test_pair_distances_at_the_edge_of_the_range_match_the_closed_form(at):
 
 
 def _arm(**kw):
-    import robots
+    from planning_collision import robots
 
     return pc.Robot.from_urdf(
         robots.urdf_path("planar_arm"), cache_dir=False, compute_acm=False, **kw

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import planning_collision as pc
-import robots
+from planning_collision import robots
 from planning_collision.checker import model as M
 from planning_collision.kernels.check_types import CheckBuffers
 from planning_collision.kernels.handles import array_table, rows

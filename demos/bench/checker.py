@@ -12,16 +12,16 @@ each MotionBenchMaker set (shipped in planning_collision/data/mbm):
    states (posing, the scene, the self pairs: `batch_split`), and its time per answer
    (free, colliding with the scene, colliding with itself only: `batch_by_answer`).
 2. **Edges**, drawn as RRTConnect draws them: the motions OMPL's RRTConnect asked the plugin
-   to check while solving these problems (recorded, then replayed). Per method: µs per edge
-   (median and mean), distance queries per edge, beside OMPL's own DiscreteMotionValidator
-   over the python-fcl state checker at its default resolution (KCD's table: stepwise vs
-   dichotomy vs distance); then the same split into the edges found free and colliding
-   (about two thirds of RRTConnect's collide, and most of those are rejected by a few
-   boolean probes: the free ones are what a certificate costs). Then OMPL's own time per
-   solve (outside the validators) through `ss.solve(1.0)` and through
-   `plugins.ompl.solve(ss, 1.0)` (no timer thread), with validators that accept everything
-   and take a fixed time (`bench_solve_overhead`); and how much tighter the local motion
-   rates are than the global bound at the middle of the edges (`bound_ratios`).
+   to check while solving these problems (recorded, then replayed). Per method: µs per edge (median
+   and mean), distance queries per edge, beside OMPL's own DiscreteMotionValidator over the
+   python-fcl state checker at its default resolution (KCD's table: stepwise vs dichotomy vs
+   distance); then the same split into the edges found free and colliding (about two thirds of
+   RRTConnect's collide, and most of those are rejected by a few boolean probes: the free ones are
+   what a certificate costs). Then OMPL's own time per solve (outside the validators) through
+   `ss.solve(1.0)` and through `planning_collision.plugins.ompl.solve(ss, 1.0)` (no timer thread),
+   with validators that accept everything and take a fixed time (`bench_solve_overhead`); and how
+   much tighter the local motion rates are than the global bound at the middle of the edges
+   (`bound_ratios`).
 3. **Caches**: the same edge sequence with ``cache=True`` (endpoint distances, GJK warm
    starts), with front lists added (``front_lists=True``) and with ``cache=False``: BV
    tests, distance queries and time per edge.
@@ -31,8 +31,8 @@ each MotionBenchMaker set (shipped in planning_collision/data/mbm):
 JIT warm-up is done (and reported) before anything is timed. Times are medians over the
 configurations or edges of one run; peers run on the same inputs in the same process.
 
-    python -m demos.bench.checker                    # ~5 min
-    python -m demos.bench.checker --configs 2000 --edges 2000 --problems 2
+    python -m planning_collision.demos.bench.checker                    # ~5 min
+    python -m planning_collision.demos.bench.checker --configs 2000 --edges 2000 --problems 2
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ SETS = ("bookshelf_small", "box", "cage", "table_pick")
 def _scenes(data: Path, per_set: int):
     """[(name, robot, scene)] of the first per_set problems of each set."""
     import planning_collision as pc
-    import robots
+    from planning_collision import robots
     from planning_collision.io import load_mbm
 
     out, robot = [], None
@@ -191,7 +191,7 @@ def record_edges(worlds, n_edges: int, seed: int, time_limit: float = 1.0):
     world's problem (repeatedly, from its start to its goal) until n_edges are recorded."""
     from ompl import util as ou
 
-    from plugins.ompl import make_setup, solve, validators
+    from planning_collision.plugins.ompl import make_setup, solve, validators
 
     ou.setLogLevel(ou.LOG_NONE)
     ou.RNG.setSeed(seed)
@@ -224,8 +224,8 @@ def bench_edges(worlds, edges, n_peer: int, rng) -> dict:
     from ompl import base as ob
 
     import planning_collision as pc
+    from planning_collision.plugins.ompl import StateCodec, make_state_space, new_state
     from planning_collision.testing.fcl_robot import FclRobot
-    from plugins.ompl import StateCodec, make_state_space, new_state
 
     res = {
         m: {"t": [], "nq": [], "ok": [], "valid": 0, "peer_t": [], "work": []}
@@ -379,15 +379,15 @@ def bound_ratios(worlds, edges, n: int = 2000) -> dict:
 
 
 def bench_solve_overhead(world, spins=(0.0, 1e-4, 1e-3), repeats: int = 40) -> dict:
-    """OMPL's own time per solve (outside the validators), through `ss.solve(1.0)` (OMPL's
-    timer thread) and `plugins.ompl.solve(ss, 1.0)`, alternately: RRTConnect on the world's
-    problem with validators that accept everything, each motion check spinning for `spin`
+    """OMPL's own time per solve (outside the validators), through `ss.solve(1.0)` (OMPL's timer
+    thread) and `planning_collision.plugins.ompl.solve(ss, 1.0)`, alternately: RRTConnect on the
+    world's problem with validators that accept everything, each motion check spinning for `spin`
     seconds (a solve at once then lasts a few motion checks). {spin: (median ms of each)}."""
     from ompl import base as ob
     from ompl import geometric as og
     from ompl import util as ou
 
-    from plugins.ompl import StateCodec, make_state_space, new_state, solve
+    from planning_collision.plugins.ompl import StateCodec, make_state_space, new_state, solve
 
     ou.setLogLevel(ou.LOG_NONE)
     _, robot, _, p = world
@@ -538,7 +538,8 @@ def main(argv=None) -> int:
         )
     print(
         "OMPL's own time per solve (outside the validators; RRTConnect solving at once, "
-        "motion checks taking 0 / 0.1 / 1 ms), ss.solve(1.0) vs plugins.ompl.solve(ss, 1.0):"
+        "motion checks taking 0 / 0.1 / 1 ms), ss.solve(1.0) vs "
+        "planning_collision.plugins.ompl.solve(ss, 1.0):"
     )
     for spin, (x, y) in bench_solve_overhead(worlds[0]).items():
         print(f"  {1e3 * spin:3.1f} ms per motion check: {x:6.3f} vs {y:6.3f} ms (median)")
@@ -558,7 +559,7 @@ def main(argv=None) -> int:
             f"{np.mean(off['t']) / np.mean(c[on]['t']):.2f}x less time than cache=False"
         )
     if a.cold:
-        from demos.dev.cold_start import measure
+        from planning_collision.demos.dev.cold_start import measure
 
         m = measure("is_valid+check_edge")
         print(

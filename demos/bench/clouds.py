@@ -16,8 +16,8 @@ measured side by side, interleaved, in one run; JIT warm-up done first and repor
   that collide with the primitives the cloud was sampled from (each edge certified on
   them: the sampling gap at work), beside the primitive scene itself.
 
-    python -m demos.bench.clouds                          # all three, ~4 min
-    python -m demos.bench.clouds --parts build queries    # ~1 min
+    python -m planning_collision.demos.bench.clouds                          # all three, ~4 min
+    python -m planning_collision.demos.bench.clouds --parts build queries    # ~1 min
 """
 
 from __future__ import annotations
@@ -100,8 +100,8 @@ def _timed(f, xs) -> np.ndarray:
 def bench_queries(sets, n_points, radius, n_edges, repeats, seed) -> list[dict]:
     """Per set, is_valid and dichotomy edge times in the primitive and the cloud scene."""
     import planning_collision as pc
-    import robots
-    from demos.bench.checker import record_edges
+    from planning_collision import robots
+    from planning_collision.demos.bench.checker import record_edges
     from planning_collision.io import load_mbm, mbm_path
     from planning_collision.testing.surface import surface_points
 
@@ -143,10 +143,10 @@ def bench_planning(sets, densities, radius, n, seconds, seed) -> list[dict]:
     from ompl import util as ou
 
     import planning_collision as pc
-    import robots
+    from planning_collision import robots
     from planning_collision.io import load_mbm, mbm_path
+    from planning_collision.plugins.ompl import make_setup, solution_path, solve
     from planning_collision.testing.surface import surface_points, surface_spacing
-    from plugins.ompl import make_setup, solution_path, solve
 
     ou.setLogLevel(ou.LOG_NONE)
     ou.RNG.setSeed(seed)
@@ -217,7 +217,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     import planning_collision as pc
-    import robots
+    from planning_collision import robots
     from planning_collision.io import load_mbm, mbm_path
 
     t0 = time.perf_counter()

@@ -1,11 +1,12 @@
-"""A seeded factory scene, KCD's setting: thousands of static primitives in a hall.
+r"""A seeded factory scene, KCD's setting: thousands of static primitives in a hall.
 
 Pipe runs (compound objects of cylinders along the axes with spherical elbows), a steel frame
 (box columns and beams, one object per frame bay), cabinets (compound objects of boxes: body,
 doors, handles, shelves) and a few machine meshes (tanks and pumps from trimesh). Every
 object is made of pieces that touch, so KCD groups them; objects do not share groups.
 
-    python -m demos.bench.factory_scene [--seed 0] [--scale 1.0] [--out factory.json]
+    python -m planning_collision.demos.bench.factory_scene \
+        [--seed 0] [--scale 1.0] [--out factory.json]
 
 prints the counts and build time (under a second for the default ~5,500 primitives; `--out`
 writes the scene in the project's JSON format, docs/scene_format.md). `factory_objects` is

@@ -11,8 +11,8 @@ Every path of the compiled planner is re-checked by the plugin's own validators 
 state and each certified motion), and both planners' paths densely by the checker (states
 at most 1 mm of robot motion apart).
 
-    python -m demos.bench.planners                          # 7 robots x 10 problems, ~2 min
-    python -m demos.bench.planners --robots panda kinova --n 20
+    python -m planning_collision.demos.bench.planners               # 7 robots x 10 problems, ~2 min
+    python -m planning_collision.demos.bench.planners --robots panda kinova --n 20
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _pairs(robot, checker, n: int, rng) -> list:
 def validators_agree(ss, Q) -> bool:
     """Every state of the path Q valid and every motion valid by the setup's own validators
     (the plugin's: certified motions): what the compiled planner answered is theirs."""
-    from plugins.ompl import new_state, validators
+    from planning_collision.plugins.ompl import new_state, validators
 
     svc, mv = validators(ss)
     si = ss.getSpaceInformation()
@@ -85,8 +85,8 @@ def _dense_free(checker, Q, step: float = 0.001) -> bool:
 
 def run_robot(name: str, args) -> dict:
     import planning_collision as pc
-    import robots
-    from plugins.ompl import make_setup, solution_path, solve
+    from planning_collision import robots
+    from planning_collision.plugins.ompl import make_setup, solution_path, solve
 
     rng = np.random.default_rng(args.seed)
     robot = robots.load(name)
@@ -140,7 +140,7 @@ def table(results, repeats: int) -> str:
 
 
 def main(argv=None) -> int:
-    import robots
+    from planning_collision import robots
 
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

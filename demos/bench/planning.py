@@ -21,10 +21,10 @@ Validators (``--validators``):
   at sampled states; demos/bench/baselines/vamp_runner.py), when VAMP is installed; the
   MotionBenchMaker sets only. The planner list does not apply to it.
 
-Each row has the solve time and, for ours and VAMP, the end-to-end time: obstacles in, path
-out (ours: `Scene.from_records` of the problem's obstacles, a `CollisionChecker`,
-`make_setup` and the solve; VAMP: its environment and its solve). `demos.bench.vamp` runs the
-two interleaved, problem by problem, for a closer ratio.
+Each row has the solve time and, for ours and VAMP, the end-to-end time: obstacles in, path out
+(ours: `Scene.from_records` of the problem's obstacles, a `CollisionChecker`, `make_setup` and the
+solve; VAMP: its environment and its solve). `planning_collision.demos.bench.vamp` runs the two
+interleaved, problem by problem, for a closer ratio.
 
 Each run solves one problem with a time limit. Every path a run returns is then re-checked
 on the exact link meshes by python-fcl, independently of the checker under test, at states
@@ -44,11 +44,13 @@ runs share the machine with each other: use ``--workers 1`` for times to quote. 
 at most its time limit plus the re-check (10 bookshelf problems, dichotomy and fcl: 16 s on
 2 cores), after the compile of a fresh machine's first run.
 
-    python -m demos.benchmark --sets bookshelf_small --n 10              # a quick look, ~20 s
-    python -m demos.benchmark --validators dichotomy fcl --n 100 --workers 1
-    python -m demos.benchmark --problems my_cell.json                    # your problems
-    python -m demos.benchmark --validators dichotomy mplib --ray auto
-    python -m demos.benchmark --summarize out_a out_b   # two runs' rows, one table
+    # a quick look, ~20 s
+    python -m planning_collision.demos.benchmark --sets bookshelf_small --n 10
+    python -m planning_collision.demos.benchmark --validators dichotomy fcl --n 100 --workers 1
+    python -m planning_collision.demos.benchmark --problems my_cell.json  # your problems
+    python -m planning_collision.demos.benchmark --validators dichotomy mplib --ray auto
+    # two runs' rows, one table
+    python -m planning_collision.demos.benchmark --summarize out_a out_b
 """
 
 from __future__ import annotations
@@ -64,8 +66,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from demos.bench import reports
-from demos.bench.problems import VALIDATORS, mbm_set, problem_file
+from planning_collision.demos.bench import reports
+from planning_collision.demos.bench.problems import VALIDATORS, mbm_set, problem_file
 from planning_collision.io import MBM_SETS, mbm_path
 
 DEFAULT_DATA = mbm_path("box").parent  # the shipped MotionBenchMaker Panda sets
@@ -131,7 +133,7 @@ def _fcl_setup(robot, fcl_robot, planner: str):
     from ompl import base as ob
     from ompl import geometric as og
 
-    from plugins.ompl import StateCodec, make_planner, make_state_space
+    from planning_collision.plugins.ompl import StateCodec, make_planner, make_state_space
 
     space = make_state_space(robot)
     ss = og.SimpleSetup(space)
@@ -157,7 +159,7 @@ def _fcl_setup(robot, fcl_robot, planner: str):
 
 
 def _set_start_goal(ss, codec, query) -> None:
-    from plugins.ompl import new_state
+    from planning_collision.plugins.ompl import new_state
 
     si = ss.getSpaceInformation()
     s, g = new_state(si), new_state(si)
@@ -182,14 +184,14 @@ def _plan(task, bset, query, robot, scene, checker, fcl_robot):
     """Solve one problem; returns (row, path or None)."""
     from ompl import geometric as og
 
-    from plugins.ompl import solve
+    from planning_collision.plugins.ompl import solve
 
     v = task["validator"]
     row = {
         "planner": {"mplib": "MPlib-RRTConnect", "vamp": "VAMP-RRTConnect"}.get(v, task["planner"])
     }
     if v == "vamp":
-        from demos.bench.baselines.vamp_runner import VampPanda
+        from planning_collision.demos.bench.baselines.vamp_runner import VampPanda
 
         if "vamp" not in _CACHE:
             _CACHE["vamp"] = VampPanda()
@@ -199,7 +201,7 @@ def _plan(task, bset, query, robot, scene, checker, fcl_robot):
         row["status"] = "Exact solution" if r["solved"] else "Timeout"
         return row, r["path"]
     if v == "mplib":
-        from demos.bench.baselines.mplib_runner import MPlibPanda
+        from planning_collision.demos.bench.baselines.mplib_runner import MPlibPanda
 
         if "mplib" not in _CACHE:
             _CACHE["mplib"] = MPlibPanda()
@@ -218,7 +220,7 @@ def _plan(task, bset, query, robot, scene, checker, fcl_robot):
         mv = None
     else:
         import planning_collision as pc
-        from plugins.ompl import make_setup, validators
+        from planning_collision.plugins.ompl import make_setup, validators
 
         t_setup = time.perf_counter()  # end to end: obstacles in (a scene of its own)
         if query.obstacles is not None:
@@ -411,7 +413,7 @@ def _run_ray(tasks, address: str, seed: int):
 
 
 def _parser():
-    from plugins.ompl import PLANNERS
+    from planning_collision.plugins.ompl import PLANNERS
 
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -457,7 +459,7 @@ def _parser():
 
 def _check_mplib(p, args, sets) -> None:
     if any("mplib" in set_options(args, b)[1] for _, b in sets):
-        from demos.bench.baselines import mplib_runner
+        from planning_collision.demos.bench.baselines import mplib_runner
 
         if not mplib_runner.available():
             p.error(
@@ -469,7 +471,7 @@ def _check_mplib(p, args, sets) -> None:
 
 def _check_vamp(p, args, sets) -> None:
     if any("vamp" in set_options(args, b)[1] for _, b in sets):
-        from demos.bench.baselines import vamp_runner
+        from planning_collision.demos.bench.baselines import vamp_runner
 
         if not vamp_runner.available():
             p.error("--validators vamp: VAMP is not installed here (vamp_runner's doc says how)")

@@ -76,7 +76,7 @@ class BenchSet:
             from planning_collision.robot import Robot
 
             return Robot.from_urdf(spec.pop("urdf"), **spec)
-        import robots
+        from planning_collision import robots
 
         return robots.load(spec.pop("name"), **spec)
 
@@ -125,7 +125,7 @@ def _names(doc: dict, key: str, allowed, path: Path) -> tuple | None:
 
 def _robot_spec(v, path: Path) -> dict:
     """The ``robot`` field as Robot.from_urdf / robots.load arguments (paths resolved)."""
-    import robots
+    from planning_collision import robots
 
     if isinstance(v, str):
         v = {"name": v}
@@ -175,7 +175,7 @@ def _joints(v, where: str) -> np.ndarray:
 
 def problem_file(path) -> BenchSet:
     """A user's problem file (module doc) as a `BenchSet`."""
-    from plugins.ompl import PLANNERS
+    from planning_collision.plugins.ompl import PLANNERS
 
     path = Path(path)
     if not path.is_file():

@@ -22,7 +22,8 @@ in a fresh process with an empty cache (the full compile).
 
 How long: ~20-40 s with the defaults. Run::
 
-    python -m demos.bench.queries            # prints the markdown table of docs/performance.md
+    # prints the markdown table of docs/performance.md
+    python -m planning_collision.demos.bench.queries
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def write_ompl_log(path: Path, set_name: str, description: str, rows, seed, time
         f.write(f"OMPL version {version}\nExperiment {set_name}\n0 experiment properties\n")
         f.write(f"Running on {socket.gethostname()}\n")
         f.write(f"Starting at {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
-        f.write(f"<<<|\n{description}; python -m demos.benchmark\n|>>>\n")
+        f.write(f"<<<|\n{description}; python -m planning_collision.demos.benchmark\n|>>>\n")
         f.write(f"<<<|\n{machine()}\n|>>>\n")
         f.write(f"{seed} is the random seed\n{time_limit} seconds per run\n")
         f.write(f"0 MB per run\n{per_planner} runs per planner\n")

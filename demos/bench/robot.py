@@ -12,7 +12,7 @@ Shows, for a registered robot (default: the Panda, 13 links):
 JIT warm-up (first calls: compile or numba-cache load) is reported apart. Figures are
 medians of `--repeats` runs. Takes ~10 s (plus ~30 s of compiling on a cold numba cache).
 
-    python -m demos.bench.robot [--robot panda] [--configs 100000] [--repeats 5]
+    python -m planning_collision.demos.bench.robot [--robot panda] [--configs 100000] [--repeats 5]
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
 
-    import robots
+    from planning_collision import robots
     from planning_collision.kernels.fk import fk_batch
 
     t = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Scene broadphase benchmark: a moving link against a factory hall (KCD's tables).
+r"""Scene broadphase benchmark: a moving link against a factory hall (KCD's tables).
 
 Side by side, in one run, on the same primitives of `demos/bench/factory_scene.py` (~8,900
 primitives by default), for link-sized query shapes (a Panda-like capsule, a box, a rounded
@@ -25,7 +25,8 @@ and a check that (a), (b), (c) and (d) agree on every query.
 reference, each shape also prints (b') = (b) built by (a)'s SAH builder, which separates what
 the builder gains from what the KCD hierarchy gains.
 
-    python -m demos.bench.scene [--queries 2000] [--motions 100] [--steps 20] [--repeats 5]
+    python -m planning_collision.demos.bench.scene \
+        [--queries 2000] [--motions 100] [--steps 20] [--repeats 5]
                                 [--seed 0] [--min-size 0.1]
 
 Takes ~40 s warm (numba cache present), ~2 min the first time (compiles the kernels).
@@ -46,8 +47,8 @@ from functools import partial
 import numpy as np
 
 import planning_collision as pc
-from demos.bench.factory_scene import HALL, factory_objects
 from planning_collision.bvh import build_bvh, sah_bvh_forest
+from planning_collision.demos.bench.factory_scene import HALL, factory_objects
 from planning_collision.kcd import ObjectBlock, flatten
 from planning_collision.kernels.bvh import FlatBVH
 from planning_collision.kernels.layout import OUT_SIZE

@@ -1,7 +1,8 @@
 """Obstacles in, planner ready: what each part of a set-up costs, per MotionBenchMaker problem,
 by the two ways to plan in a new scene per problem.
 
-**new** (one scene, one checker, one setup for every problem; what `demos.bench.vamp` runs):
+**new** (one scene, one checker, one setup for every problem; what
+`planning_collision.demos.bench.vamp` runs):
 
 - ``arrays``: `ObstacleArrays.from_records` of the problem's obstacle records;
 - ``scene``: `Scene.replace_all` (validated, their rows and world boxes compiled at once);
@@ -18,13 +19,13 @@ by the two ways to plan in a new scene per problem.
   `CollisionChecker` (the robot's part shared); ``workspace``: its first `is_valid` (a new
   workspace); ``make_setup``: OMPL's state space, validators and planner, start and goal.
 
-Medians over ``--repeats`` runs per problem (the two paths and the problems interleaved),
-then the median over problems; `total` is the median of the per-problem sums. The first
-set-ups (numba loading its cache, the robot's shared part) are made before the clock. Set-ups
-run back to back here; between solves (demos.bench.vamp) the same work takes longer, its code
-and data out of the processor's caches.
+Medians over ``--repeats`` runs per problem (the two paths and the problems interleaved), then the
+median over problems; `total` is the median of the per-problem sums. The first set-ups (numba
+loading its cache, the robot's shared part) are made before the clock. Set-ups run back to back
+here; between solves (planning_collision.demos.bench.vamp) the same work takes longer, its code and
+data out of the processor's caches.
 
-    python -m demos.bench.setup                  # 4 sets x 10 problems x 20 repeats, ~15 s
+    python -m planning_collision.demos.bench.setup        # 4 sets x 10 problems x 20 repeats, ~15 s
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ PARTS = {"old": OLD, "new": NEW}
 def set_up_old(robot, problem) -> list:
     """Seconds of each part of one set-up by the old path (module doc)."""
     import planning_collision as pc
-    from plugins.ompl import make_setup
+    from planning_collision.plugins.ompl import make_setup
 
     clock = time.perf_counter
     t = [clock()]
@@ -66,7 +67,7 @@ class Reused:
 
     def __init__(self, robot, problem):
         import planning_collision as pc
-        from plugins.ompl import make_setup
+        from planning_collision.plugins.ompl import make_setup
 
         self.scene = pc.Scene.from_arrays(pc.ObstacleArrays.from_records(problem.obstacles))
         self.checker = pc.CollisionChecker(robot, self.scene)
@@ -77,7 +78,7 @@ class Reused:
     def set_up(self, problem) -> list:
         """Seconds of each part of one set-up by the new path (module doc)."""
         import planning_collision as pc
-        from plugins.ompl import set_problem
+        from planning_collision.plugins.ompl import set_problem
 
         clock = time.perf_counter
         t = [clock()]
@@ -99,7 +100,7 @@ class Reused:
 def measure(sets, n: int, repeats: int) -> dict:
     """{"old" | "new": {part: per-problem medians (s)}, "obstacles": [...]} over the first n
     valid problems of each set."""
-    import robots
+    from planning_collision import robots
 
     problems = []
     for name in sets:

@@ -5,27 +5,27 @@ interleaved problem by problem (the order of the two alternates between repeats)
 
 - **ours**: the problem's obstacles into one scene (`Scene.replace_all` of their
   `ObstacleArrays`) that one `CollisionChecker` (self collision on) and one `make_setup`
-  (``--planner``, by default the planner compiled with the checker, CompiledRRTConnect;
-  any name of `plugins.ompl.PLANNERS`, e.g. OMPL's RRTConnect through the plugin's
-  validators; edges certified by "dichotomy") serve for every problem, its start and goal
-  set by `set_problem`, then `solve` with a ``--time`` limit (``--new-setup``: a new
-  scene by `Scene.from_records`, a new checker and a new setup per problem instead);
+  (``--planner``, by default the planner compiled with the checker, CompiledRRTConnect; any name of
+  `planning_collision.plugins.ompl.PLANNERS`, e.g. OMPL's RRTConnect through the plugin's
+  validators; edges certified by "dichotomy") serve for every problem, its start and goal set by
+  `set_problem`, then `solve` with a ``--time`` limit (``--new-setup``: a new scene by
+  `Scene.from_records`, a new checker and a new setup per problem instead);
 - **VAMP** (demos/bench/baselines/vamp_runner.py): its environment of the same obstacles,
   then its RRTConnect (sampled edges, sphere model), twice: with its benchmark settings
   (10^6 samples: the comparison's basis) and with 10^5, its fastest from Python.
 
-Times are wall times from Python (medians over repeats, per problem); the ratio per problem
-is ours / VAMP, and the table gives its median per set and overall. Every returned path is
-re-checked on the exact link meshes with python-fcl (demos.bench.planning.recheck: states no
-farther apart than ``--recheck-step``), and the colliding ones counted. The first calls
-(compile, or numba's cache) are made before any timing and not counted.
+Times are wall times from Python (medians over repeats, per problem); the ratio per problem is ours
+/ VAMP, and the table gives its median per set and overall. Every returned path is re-checked on the
+exact link meshes with python-fcl (planning_collision.demos.bench.planning.recheck: states no
+farther apart than ``--recheck-step``), and the colliding ones counted. The first calls (compile, or
+numba's cache) are made before any timing and not counted.
 
 A last table says where the solve goes: our checks per solve (states and certified edges)
 against VAMP's iterations (each extends its tree by one sampled edge or more), and the
 solve time per check and per iteration.
 
-    python -m demos.bench.vamp                      # 4 sets x 10 problems x 3 repeats, ~2 min
-    python -m demos.bench.vamp --sets cage --n 30 --repeats 1
+    python -m planning_collision.demos.bench.vamp         # 4 sets x 10 problems x 3 repeats, ~2 min
+    python -m planning_collision.demos.bench.vamp --sets cage --n 30 --repeats 1
 """
 
 from __future__ import annotations
@@ -46,11 +46,11 @@ FAST_SAMPLES = 100_000  # VAMP's fastest budget from Python (its benchmark's: 10
 class Reused:
     """Our scene, checker and OMPL setup, made once per robot and planner and reused for
     every problem (`Scene.replace_all`, `set_problem`): what a user who plans problem after
-    problem does (python -m demos.bench.setup times each part)."""
+    problem does (python -m planning_collision.demos.bench.setup times each part)."""
 
     def __init__(self, robot, problem, planner: str, planner_range: float | None):
         import planning_collision as pc
-        from plugins.ompl import make_setup
+        from planning_collision.plugins.ompl import make_setup
 
         self.scene = pc.Scene.from_arrays(pc.ObstacleArrays.from_records(problem.obstacles))
         self.checker = pc.CollisionChecker(robot, self.scene)
@@ -70,7 +70,14 @@ def ours(
     obstacles replace the last one's in its scene and its start and goal go on its setup;
     without, a new scene, checker and setup."""
     import planning_collision as pc
-    from plugins.ompl import COMPILED, make_setup, set_problem, solution_path, solve, validators
+    from planning_collision.plugins.ompl import (
+        COMPILED,
+        make_setup,
+        set_problem,
+        solution_path,
+        solve,
+        validators,
+    )
 
     t0 = time.perf_counter()
     if reused is not None:
@@ -103,7 +110,7 @@ def ours(
 
 
 def _collides(fcl_robot, robot, problem, Q, step: float) -> bool:
-    from demos.bench.planning import recheck
+    from planning_collision.demos.bench.planning import recheck
 
     ends = np.allclose(Q[0], problem.start, atol=1e-6) and np.allclose(
         Q[-1], problem.goals[0], atol=1e-3
@@ -116,7 +123,7 @@ def run_set(name: str, args, vamps: dict) -> dict:
     (`vamps`: "vamp" with its benchmark settings, "vamp_fast" with FAST_SAMPLES), the runs
     interleaved in an order that rotates with the problem and the repeat."""
     import planning_collision as pc
-    import robots
+    from planning_collision import robots
     from planning_collision.testing.fcl_robot import FclRobot
 
     pset = load_mbm(str(mbm_path(name)))
@@ -239,7 +246,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     from ompl import util as ou
 
-    from demos.bench.baselines import vamp_runner
+    from planning_collision.demos.bench.baselines import vamp_runner
 
     if not vamp_runner.available():
         print("VAMP is not installed in this environment (vamp_runner's doc says how)")

@@ -1,5 +1,5 @@
-"""Developer tools, each as ``python -m demos.dev.<name>``: measurements and checks that
-back the figures and guarantees in the docs rather than show the API.
+"""Developer tools, each as ``python -m planning_collision.demos.dev.<name>``: measurements and
+checks that back the figures and guarantees in the docs rather than show the API.
 
 - ``cold_start``: each public entry point's first call, from an empty numba cache;
 - ``compile_profile``: where that compile time goes, per compiled function and LLVM pass;

@@ -21,8 +21,8 @@ oracle's first colliding state and that the robot is within eta of contact there
 "discrete" (OMPL's 1 % states) is there for contrast: its misses are what certification
 buys.
 
-    python -m demos.dev.certify                       # >= 20,000 edges, ~10 min
-    python -m demos.dev.certify --problems 1 --edges-per-world 200
+    python -m planning_collision.demos.dev.certify                       # >= 20,000 edges, ~10 min
+    python -m planning_collision.demos.dev.certify --problems 1 --edges-per-world 200
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ CLEAR = 1e-3  # a false alarm: every dense state at least this clear (m)
 
 def _worlds(data: Path, per_set: int):
     import planning_collision as pc
-    import robots
+    from planning_collision import robots
     from planning_collision.io import load_mbm
 
     robot, out = None, []

@@ -10,9 +10,9 @@ alone, so its figure is what a user pays when it is the first thing they call.
 How long: about 20-40 s per entry point on 2 idle cores (the figures are only meaningful on
 an idle machine). Run::
 
-    python -m demos.dev.cold_start                    # every entry point
-    python -m demos.dev.cold_start --entries distance collide
-    python -m demos.dev.cold_start --list
+    python -m planning_collision.demos.dev.cold_start                    # every entry point
+    python -m planning_collision.demos.dev.cold_start --entries distance collide
+    python -m planning_collision.demos.dev.cold_start --list
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ import planning_collision as pc
 T = np.eye(4); T[0, 3] = 0.5
 """
 _CHECKER = (
-    "import robots; r = robots.load('panda'); s = pc.Scene(); s.add(pc.Box((0.2, 0.2, 0.2)), T)\n"
+    "from planning_collision import robots\n"
+    "r = robots.load('panda'); s = pc.Scene(); s.add(pc.Box((0.2, 0.2, 0.2)), T)\n"
     "ch = pc.CollisionChecker(r, s)\n"
     "q0 = np.clip(np.zeros(r.dof), r.lower, r.upper); q1 = np.clip(q0 + 0.3, r.lower, r.upper)"
 )
@@ -70,7 +71,7 @@ ENTRY_POINTS = {
         "pc.distance(pc.Cone(0.1, 0.2), np.eye(4), pc.Box((0.2, 0.2, 0.2)), T)",
     ),
     "Robot.fk": (
-        "import robots; r = robots.load('planar_arm'); q = np.zeros(r.dof)",
+        "from planning_collision import robots; r = robots.load('planar_arm'); q = np.zeros(r.dof)",
         "r.fk(q)",
     ),
 }

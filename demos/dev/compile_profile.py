@@ -7,15 +7,15 @@ compiles, subtracted here to give each function its own time) and, with
 (after numba has linked every callee's module into the caller's) and code generation. The
 rest of a function's own time is numba's front end (typing, IR inlining, lowering).
 
-    python -m demos.dev.compile_profile            # ~40 s on 2 idle cores
-    python -m demos.dev.compile_profile --top 30
+    python -m planning_collision.demos.dev.compile_profile            # ~40 s on 2 idle cores
+    python -m planning_collision.demos.dev.compile_profile --top 30
 """
 
 from __future__ import annotations
 
 import argparse
 
-from demos.dev.cold_start import _COMMON, ENTRY_POINTS, run_fresh
+from planning_collision.demos.dev.cold_start import _COMMON, ENTRY_POINTS, run_fresh
 
 _CHILD = r"""
 import gc, json, time

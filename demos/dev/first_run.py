@@ -13,9 +13,9 @@ triangles), ``ur5-dense`` (the UR5 with each collision mesh split flat to ~40,00
 written to a temporary directory), or any URDF path. Takes 2-4 minutes for ``so101`` on this
 2-core machine with numba's cache warm, several more with ``--empty-numba``::
 
-    python -m demos.dev.first_run                       # so101
-    python -m demos.dev.first_run --robot ur5-dense --empty-numba
-    python -m demos.dev.first_run --robot path/to/my.urdf
+    python -m planning_collision.demos.dev.first_run                       # so101
+    python -m planning_collision.demos.dev.first_run --robot ur5-dense --empty-numba
+    python -m planning_collision.demos.dev.first_run --robot path/to/my.urdf
 """
 
 from __future__ import annotations

@@ -36,14 +36,13 @@ Parts (all by default; the Panda, self-collision on, in the shipped bookshelf sc
   to the last is a violation) and the resident set size (the allocator may keep freed
   pages once).
 
-    python -m demos.dev.fuzz                      # ~10^6 inputs, ~5 min on 2 cores
-    python -m demos.dev.fuzz --parts threads --seconds 20 --repeats 3
+    python -m planning_collision.demos.dev.fuzz                    # ~10^6 inputs, ~5 min on 2 cores
+    python -m planning_collision.demos.dev.fuzz --parts threads --seconds 20 --repeats 3
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
 import math
 import threading
 import time
@@ -51,43 +50,16 @@ from importlib.resources import files as _files
 
 import numpy as np
 
-from demos.dev.fuzz_io import fuzz_caches, fuzz_files, fuzz_processes
+from planning_collision.demos.dev.fuzz_io import Tally, fuzz_caches, fuzz_files, fuzz_processes
 
 PARTS = ("configs", "floors", "edges", "shapes", "files", "threads", "memory")
 PARTS += ("processes", "caches")
 FINGERS = {"panda_finger_joint1": 0.04, "panda_finger_joint2": 0.04}
 
 
-class Tally:
-    """Counts per outcome, and the first few violations in full."""
-
-    def __init__(self, name: str):
-        self.name = name
-        self.counts = collections.Counter()
-        self.violations: list[str] = []
-
-    def ok(self, what: str) -> None:
-        self.counts[what] += 1
-
-    def bad(self, what: str) -> None:
-        self.counts["VIOLATION"] += 1
-        if len(self.violations) < 10:
-            self.violations.append(what)
-
-    @property
-    def inputs(self) -> int:
-        return sum(self.counts.values())
-
-    def report(self) -> str:
-        parts = ", ".join(f"{k} {v:,}" for k, v in sorted(self.counts.items()))
-        lines = [f"{self.name}: {self.inputs:,} inputs ({parts})"]
-        lines += [f"    violation: {v}" for v in self.violations]
-        return "\n".join(lines)
-
-
 def _world():
     import planning_collision as pc
-    import robots
+    from planning_collision import robots
 
     robot = robots.load("panda", fixed_joints=FINGERS)
     scene = pc.Scene.from_file(_files("planning_collision") / "data" / "bookshelf.json")
@@ -444,9 +416,9 @@ def fuzz_memory(n: int, rng) -> Tally:
     from ompl import util as ou
 
     import planning_collision as pc
-    from demos.dev.prm_memory import rss_mb
-    from demos.scenes import panda_shelf
-    from plugins.ompl import make_setup, solve
+    from planning_collision.demos.dev.prm_memory import rss_mb
+    from planning_collision.demos.scenes import panda_shelf
+    from planning_collision.plugins.ompl import make_setup, solve
 
     ou.setLogLevel(ou.LOG_WARN)
     t = Tally("memory")

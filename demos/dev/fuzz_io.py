@@ -1,5 +1,5 @@
 """The fuzzer's parts for what comes from outside the process: files, worker processes and
-the model cache (`python -m demos.dev.fuzz --parts files processes caches`;
+the model cache (`python -m planning_collision.demos.dev.fuzz --parts files processes caches`;
 demos/dev/fuzz.py has the others).
 
 - ``files``: the bookshelf scene file with a JSON value replaced by anything JSON holds, its
@@ -28,6 +28,7 @@ demos/dev/fuzz.py has the others).
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import os
@@ -47,9 +48,36 @@ ROOT = Path(__file__).resolve().parents[2]
 _PAIRS = [("link1", "link3"), ("link1", "finger_left"), ("link1", "finger_right")]
 
 
+class Tally:
+    """Counts per outcome, and the first few violations in full."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.counts = collections.Counter()
+        self.violations: list[str] = []
+
+    def ok(self, what: str) -> None:
+        self.counts[what] += 1
+
+    def bad(self, what: str) -> None:
+        self.counts["VIOLATION"] += 1
+        if len(self.violations) < 10:
+            self.violations.append(what)
+
+    @property
+    def inputs(self) -> int:
+        return sum(self.counts.values())
+
+    def report(self) -> str:
+        parts = ", ".join(f"{k} {v:,}" for k, v in sorted(self.counts.items()))
+        lines = [f"{self.name}: {self.inputs:,} inputs ({parts})"]
+        lines += [f"    violation: {v}" for v in self.violations]
+        return "\n".join(lines)
+
+
 def _arm_world(rng):
     import planning_collision as pc
-    import robots
+    from planning_collision import robots
 
     robot = robots.load("planar_arm")
     scene = pc.Scene()
@@ -125,7 +153,8 @@ def _fork_round(t, checker, scene, Q, want, hold: list) -> None:
 
 
 _WORKQUEUE = """
-import threading, numpy as np, planning_collision as pc, robots
+import threading, numpy as np, planning_collision as pc
+from planning_collision import robots
 robot = robots.load("planar_arm")
 checker = pc.CollisionChecker(robot, pc.Scene())
 Q = robot.random_configurations(2000, 0)
@@ -158,9 +187,7 @@ def fuzz_processes(n: int, rng):
     import multiprocessing as mp
 
     import planning_collision as pc
-    import robots
-    from demos.dev.fuzz import Tally
-    from planning_collision import stamps
+    from planning_collision import robots, stamps
 
     t = Tally("processes")
     robot, scene = _arm_world(rng)
@@ -203,7 +230,6 @@ def fuzz_processes(n: int, rng):
 
 def fuzz_files(n: int, rng):
     import planning_collision as pc
-    from demos.dev.fuzz import Tally
 
     t = Tally("files")
     shelf = files("planning_collision") / "data" / "bookshelf.json"
@@ -338,8 +364,7 @@ def _damage(f: Path, rng, others: list) -> str:
 
 def fuzz_caches(n: int, rng):
     import planning_collision as pc
-    import robots
-    from demos.dev.fuzz import Tally
+    from planning_collision import robots
 
     t = Tally("caches")
     log = _Warnings()

@@ -1,4 +1,4 @@
-"""Do the link models contain their meshes? Vertex-only repair versus the surface cover.
+r"""Do the link models contain their meshes? Vertex-only repair versus the surface cover.
 
 For each mesh link of the chosen robots, the mesh is decomposed once (robot/convexify.py)
 and both models are measured against the mesh as stored in the file:
@@ -16,7 +16,8 @@ outside. Links whose meshes are all convex enough to be one hull are summed in o
 Takes seconds for the Panda and the UR5 (the defaults); V-HACD makes the Kinova about a
 minute and the xArm7 about 30 s.
 
-    python -m demos.dev.model_containment [--robots panda ur5 kinova xarm7] [--samples 20000]
+    python -m planning_collision.demos.dev.model_containment \
+        [--robots panda ur5 kinova xarm7] [--samples 20000]
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def _measure_mesh(v, f, hull_ratio, max_pieces, n_samples, seed) -> dict:
 
 
 def _measure_robot(name: str, n_samples: int, seed: int) -> list[dict]:
-    import robots
+    from planning_collision import robots
     from planning_collision.io.urdf import read_urdf
     from planning_collision.robot.geometry import read_collision_mesh
 
@@ -132,7 +133,7 @@ def _print_robot(rows: list[dict], seconds: float) -> None:
 
 
 def main(argv=None) -> int:
-    import robots
+    from planning_collision import robots
 
     with_meshes = [n for n in robots.available() if n != "planar_arm"]
     p = argparse.ArgumentParser(

@@ -15,7 +15,7 @@ measured 653 s) and ~30 minutes on a busy machine; `--pairs 200` takes ~10 s.
 
 Needs the test extra (coal, python-fcl)::
 
-    python -m demos.dev.oracle_sweep --pairs 20000 --jobs 2
+    python -m planning_collision.demos.dev.oracle_sweep --pairs 20000 --jobs 2
 """
 
 from __future__ import annotations
@@ -132,8 +132,8 @@ def main(argv=None) -> int:
         from planning_collision.testing import sampling
     except ImportError as e:
         print(
-            f"run from the repository root as `python -m demos.dev.oracle_sweep` (it uses the "
-            f"test references in tests/reference, with coal and python-fcl): {e}",
+            "run from the repository root as `python -m planning_collision.demos.dev.oracle_sweep` "
+            f"(it uses the test references in tests/reference, with coal and python-fcl): {e}",
             file=sys.stderr,
         )
         return 2

@@ -7,8 +7,8 @@ PRM solves the shelf problem (demos/scenes.panda_shelf) again and again for ``--
 resident set size is printed every ``--every`` seconds: after the first solves fill the
 caches it stays where it is.
 
-    python -m demos.dev.prm_memory                  # 60 s
-    python -m demos.dev.prm_memory --seconds 10 --every 2
+    python -m planning_collision.demos.dev.prm_memory                  # 60 s
+    python -m planning_collision.demos.dev.prm_memory --seconds 10 --every 2
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import argparse
 import os
 import time
 
-from demos.scenes import panda_shelf
-from plugins.ompl import make_setup, solve, validators
+from planning_collision.demos.scenes import panda_shelf
+from planning_collision.plugins.ompl import make_setup, solve, validators
 
 
 def rss_mb() -> float:

@@ -114,7 +114,7 @@ class CollisionChecker(DistanceQueries, CheckerSettings):
         last one recorded (FCL's front list; needs `cache`). Off by default: on the
         shallow KCD hierarchies a root traversal costs ~8 box tests per query, and the
         recorded fronts cost more than they save (MBM and factory scenes: +22 % and +25 %
-        BV tests, +3 % time; python -m demos.bench.checker measures it).
+        BV tests, +3 % time; python -m planning_collision.demos.bench.checker measures it).
     resolution : the "discrete" method's state spacing, as a fraction of the joint space's
         extent (OMPL's ``setStateValidityCheckingResolution``; 0.01 is OMPL's default).
     self_tables : read the self pairs moved by at most two joints from their clearance
@@ -440,13 +440,13 @@ class CollisionChecker(DistanceQueries, CheckerSettings):
         return self._edge(q0, q1, method, check_start, False)[0] == FREE
 
     def warm_up(self, batch: bool = False, methods=None) -> float:
-        """Compile (or load from numba's cache) every kernel a planner calls: a state check,
-        a clearance, an edge by each of `methods` (default all three: name the one your
-        motion validator uses, and the first run compiles only its kernel); with `batch`,
-        `is_valid_batch` too. A first run compiles for ~40 s (said on stderr; timed by
-        `python -m demos.dev.cold_start`), later processes load them in about a second.
-        Call it before timing or planning, or the first solve's time limit goes to the
-        compiler. Leaves the stats and caches as they were. Returns the seconds it took."""
+        """Compile (or load from numba's cache) every kernel a planner calls: a state check, a
+        clearance, an edge by each of `methods` (default all three: name the one your motion
+        validator uses, and the first run compiles only its kernel); with `batch`, `is_valid_batch`
+        too. A first run compiles for ~40 s (said on stderr; timed by `python -m
+        planning_collision.demos.dev.cold_start`), later processes load them in about a second. Call
+        it before timing or planning, or the first solve's time limit goes to the compiler. Leaves
+        the stats and caches as they were. Returns the seconds it took."""
         methods = tuple(METHODS) if methods is None else tuple(methods)
         for method in methods:
             if method not in METHODS:

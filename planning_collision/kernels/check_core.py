@@ -16,7 +16,7 @@ A *body* is what a certificate bounds: body ``b < n_links`` is collision link
   endpoint cache) and the three edge methods.
 
 How the code is cut into compiled functions matters as much as what it does (a first call
-compiles all of it; python -m demos.dev.cold_start):
+compiles all of it; python -m planning_collision.demos.dev.cold_start):
 
 - Every compiled function takes the model's address table ``hm`` (robot and scene) and the
   workspace's ``hw`` (Scratch and buffers) (kernels/handles.py), plus scalars, and rebuilds

@@ -154,7 +154,7 @@ def _flat_tol(scale):
 # the simplex; when there is none, D has no interior and the answer is depth 0. The steps
 # are inlined into epa_core: compiled apart, each links the support functions of every
 # shape kind and runs LLVM's module passes over them again (~1.5 s more for a first
-# `distance()`, measured with python -m demos.dev.cold_start --entries distance)
+# `distance()`, measured with python -m planning_collision.demos.dev.cold_start --entries distance)
 
 
 @inline_kernel

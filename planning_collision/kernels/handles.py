@@ -163,7 +163,7 @@ def record_table(rec) -> np.ndarray:
 # read-only when it is built): their views are typed read-only too, so a kernel that Python
 # also calls with them (FK) compiles once for both, not once per array type (~1.2 s of a
 # checker's first call). Read-only views cost nothing at run time (pose 0.61-0.63 us a
-# state either way, demos.bench.checker, side by side).
+# state either way, planning_collision.demos.bench.checker, side by side).
 READ_ONLY = {RobotModel}
 
 

@@ -36,10 +36,10 @@ p moves at sum_{j >= k} th_j a_j x (p - o_j), so
 
     S(s) h + alpha h^2 / 2,   alpha = sum_k w_k (W_k R_k + sum_{j >= k} w_j R_j)
 
-with W_k the sum of w_j over the revolute joints j before k (a prismatic joint k adds
-w_k W_k). On the motions RRTConnect asks about (Panda, MBM scenes), at their middle, S is
-2.0-2.1x below mu where A is 1.3-1.4x (median over the rigid bodies and over the pairs;
-`python -m demos.bench.checker` prints it); over long intervals alpha dominates, and the
+with W_k the sum of w_j over the revolute joints j before k (a prismatic joint k adds w_k W_k). On
+the motions RRTConnect asks about (Panda, MBM scenes), at their middle, S is 2.0-2.1x below mu where
+A is 1.3-1.4x (median over the rigid bodies and over the pairs; `python -m
+planning_collision.demos.bench.checker` prints it); over long intervals alpha dominates, and the
 bound stays well above the true displacement.
 
 `rate` gives (A, S) at the posed configuration, `growth` (B, alpha) for an edge;

@@ -108,10 +108,10 @@ def _start_direction(T_a, T_b, ws):
     return T_a[0, 3] - T_b[0, 3], T_a[1, 3] - T_b[1, 3], T_a[2, 3] - T_b[2, 3]
 
 
-# The two steps every pair query goes through are inlined into their callers: a call that
-# passes two shape tables costs ~0.1 us, and a scene distance query makes several (inlined:
-# demos.bench.scene distance queries 7-10 % faster, the checker's certified edges 15 %, no
-# slower to compile).
+# The two steps every pair query goes through are inlined into their callers: a call that passes two
+# shape tables costs ~0.1 us, and a scene distance query makes several (inlined:
+# planning_collision.demos.bench.scene distance queries 7-10 % faster, the checker's certified edges
+# 15 %, no slower to compile).
 @inline_kernel
 def _gjk_separation(tab_a, ia, T_a, tab_b, ib, T_b, max_dist, ws, out):
     """GJK on the cores. Returns (status, n): EXACT or PENETRATING (the cores apart: out

@@ -1,7 +1,7 @@
 """No-broadphase baselines: the query against every primitive (what KCD is measured against).
 
 Kept as kernels, not test code, so the benchmark compares compiled loops with compiled
-loops (python -m demos.bench.scene, column "(c) all pairs").
+loops (python -m planning_collision.demos.bench.scene, column "(c) all pairs").
 """
 
 import math

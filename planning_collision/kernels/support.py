@@ -7,10 +7,10 @@ the previous query's best vertex (Ong & Gilbert's incremental GJK; the "RGJK" of
 Lin). On a convex polytope a vertex no neighbour improves is a global maximiser, so hill
 climbing is exact, with ties included.
 
-The small brute force is branch-free and vectorised (`points_support_soa`): a compare-and-
-branch argmax mispredicts about ln(n) times per call, which cost more than the n dot
-products themselves (`python -m demos.bench.queries`, two 32-vertex hulls, separated pairs:
-973 ns/pair with the scalar search, 844 ns/pair with this one).
+The small brute force is branch-free and vectorised (`points_support_soa`): a compare-and- branch
+argmax mispredicts about ln(n) times per call, which cost more than the n dot products themselves
+(`python -m planning_collision.demos.bench.queries`, two 32-vertex hulls, separated pairs: 973
+ns/pair with the scalar search, 844 ns/pair with this one).
 """
 
 import math

@@ -2,17 +2,16 @@
 GJK warm starts, the unbounded primitives, a stack's seeds, a KCD node's visit, a group-BVH
 node's box test and children, a leaf's primitives per mode, and the kept results.
 
-The steps are inlined into the traversal's one loop (numba IR inlining: the machine code
-of one loop, as when it was written out in one function); each takes the arrays it reads
-(below) and returns what it changed of the loop's state (its counts, its stack size, the
-nearest pair so far). Like every inline kernel they are inlined into the function that
-inlines the loop's body (the checker's `query`, `traverse`), not into the body first, whose
-copy would then carry them all (kernels/_jit.py). What the cut costs, measured against the
-loop written out in one function (python -m demos.dev.cold_start, python -m
-demos.bench.checker): the same speed and the same first `is_valid` + `check_edge`.
-Compiled apart instead, the steps cost 20-25 % of every state and edge check (LLVM does
-not inline them back), and a step that calls the pair kernels costs its own ~1.5 s of
-LLVM passes over them: the steps stay inlined.
+The steps are inlined into the traversal's one loop (numba IR inlining: the machine code of one
+loop, as when it was written out in one function); each takes the arrays it reads (below) and
+returns what it changed of the loop's state (its counts, its stack size, the nearest pair so far).
+Like every inline kernel they are inlined into the function that inlines the loop's body (the
+checker's `query`, `traverse`), not into the body first, whose copy would then carry them all
+(kernels/_jit.py). What the cut costs, measured against the loop written out in one function (python
+-m planning_collision.demos.dev.cold_start, python -m planning_collision.demos.bench.checker): the
+same speed and the same first `is_valid` + `check_edge`. Compiled apart instead, the steps cost
+20-25 % of every state and edge check (LLVM does not inline them back), and a step that calls the
+pair kernels costs its own ~1.5 s of LLVM passes over them: the steps stay inlined.
 """
 
 from collections import namedtuple

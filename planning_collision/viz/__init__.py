@@ -2,7 +2,7 @@
 
 ::
 
-    import robots
+    from planning_collision import robots
     import planning_collision as pc
     from planning_collision import viz
 

@@ -16,9 +16,9 @@ translucent robot poses and a playback slider, and a roadmap or tree in end-effe
 (violet: each vertex at its end-effector position, each edge a straight segment between
 its ends' positions, not the curve the end effector traces along it).
 
-Every slider update runs forward kinematics, the per-link scene queries and the pose
-updates in the callback (`python -m demos.view --fps` times it). Viser runs callbacks on a thread
-pool and a `Scene` holds one scratch workspace, so updates are serialised by a lock.
+Every slider update runs forward kinematics, the per-link scene queries and the pose updates in the
+callback (`python -m planning_collision.demos.view --fps` times it). Viser runs callbacks on a
+thread pool and a `Scene` holds one scratch workspace, so updates are serialised by a lock.
 """
 
 from __future__ import annotations

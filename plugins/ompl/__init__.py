@@ -1,6 +1,6 @@
 """OMPL adapters: plug a `planning_collision.CollisionChecker` into any OMPL planner.
 
-    from plugins.ompl import make_setup, solution_path, solve
+    from planning_collision.plugins.ompl import make_setup, solution_path, solve
     ss = make_setup(robot, scene, start=q0, goal=q1, planner="RRTConnect")
     if solve(ss, 1.0):                   # ss.solve(1.0) without OMPL's timer thread (~1 ms)
         Q = solution_path(ss)

@@ -209,17 +209,17 @@ def _refuse_stale(si, pdef, planner, clear) -> None:
     )
 
 
-# The range (longest motion a tree grows in one step) of the planners that take one, as a
-# fraction of the state space's largest extent: OMPL's default is 0.2 (2.6 rad for the
-# Panda), made for edges checked at a few states. A certified edge costs distance queries
-# along all of it, and a long edge in a cluttered scene mostly collides: on the four
-# MotionBenchMaker Panda sets (python -m demos.bench.vamp, 10 problems each, 3 repeats),
-# the median end-to-end time over all sets was 5.2 ms at OMPL's default, 4.0 at 0.1 (1.3
-# rad), 3.7 at 0.07 (0.9 rad), 4.1-4.6 at 0.045-0.058 (0.6-0.75 rad); the cage set, whose
-# bars block most long edges, 40 ms at the default and 17 ms at 0.07. Only RRTConnect, the
-# planner measured, gets it: the single-tree planners reach the goal state by goal-biased
-# steps of that length, and at 0.07 RRT, RRT* and its informed variants found the exact
-# goal in 5 s in fewer runs of the shelf problem than at OMPL's range (1 in 6 missed).
+# The range (longest motion a tree grows in one step) of the planners that take one, as a fraction
+# of the state space's largest extent: OMPL's default is 0.2 (2.6 rad for the Panda), made for edges
+# checked at a few states. A certified edge costs distance queries along all of it, and a long edge
+# in a cluttered scene mostly collides: on the four MotionBenchMaker Panda sets (python -m
+# planning_collision.demos.bench.vamp, 10 problems each, 3 repeats), the median end-to-end time over
+# all sets was 5.2 ms at OMPL's default, 4.0 at 0.1 (1.3 rad), 3.7 at 0.07 (0.9 rad), 4.1-4.6 at
+# 0.045-0.058 (0.6-0.75 rad); the cage set, whose bars block most long edges, 40 ms at the default
+# and 17 ms at 0.07. Only RRTConnect, the planner measured, gets it: the single-tree planners reach
+# the goal state by goal-biased steps of that length, and at 0.07 RRT, RRT* and its informed
+# variants found the exact goal in 5 s in fewer runs of the shelf problem than at OMPL's range (1 in
+# 6 missed).
 RANGE_FRACTION = 0.07
 _SHORT_RANGE = ("RRTConnect",)
 
@@ -479,17 +479,16 @@ def solve(setup, seconds: float) -> SolveStatus:
     returns a `SolveStatus`: true for an exact solution only (OMPL's status is true for an
     approximate one too).
 
-    For a time limit of 1 s or more, OMPL's `Planner::solve(double)` evaluates the limit in
-    a thread of its own, which sleeps 1 ms at a time, and joins that thread when the planner
-    returns, waiting out the rest of its sleep: 0.2-1.2 ms added to a solve, however quickly
-    the planner finishes (`python -m demos.bench.checker`: OMPL's time outside the
-    validators for RRTConnect solving at once, 0.2-0.8 ms through `ss.solve(1.0)` against
-    0.01-0.02 ms through this function; in the planning benchmark, on the same trees, the
-    median problem got ~1.2 ms faster). That is a quarter of a typical certified Panda
-    solve. This passes `ob.timedPlannerTerminationCondition(seconds)`, which the planner
-    reads in its own loop (what OMPL does for limits under 1 s): the same limit, no thread.
-    A planner iteration that outlasts the limit overruns it by that iteration; the plugin's
-    callbacks take microseconds.
+    For a time limit of 1 s or more, OMPL's `Planner::solve(double)` evaluates the limit in a thread
+    of its own, which sleeps 1 ms at a time, and joins that thread when the planner returns, waiting
+    out the rest of its sleep: 0.2-1.2 ms added to a solve, however quickly the planner finishes
+    (`python -m planning_collision.demos.bench.checker`: OMPL's time outside the validators for
+    RRTConnect solving at once, 0.2-0.8 ms through `ss.solve(1.0)` against 0.01-0.02 ms through this
+    function; in the planning benchmark, on the same trees, the median problem got ~1.2 ms faster).
+    That is a quarter of a typical certified Panda solve. This passes
+    `ob.timedPlannerTerminationCondition(seconds)`, which the planner reads in its own loop (what
+    OMPL does for limits under 1 s): the same limit, no thread. A planner iteration that outlasts
+    the limit overruns it by that iteration; the plugin's callbacks take microseconds.
 
     The query: a `PlanningSetup` follows its own (its docstring). On another setup or a
     planner alone, a solution kept from an earlier query (one that does not begin at a

@@ -31,7 +31,7 @@ from .spaces import StateCodec
 
 __all__ = ["CollisionMotionValidator", "CollisionValidityChecker", "METHODS", "Guarded", "guarded"]
 
-log = logging.getLogger("plugins.ompl")
+log = logging.getLogger("planning_collision.plugins.ompl")
 
 METHODS = ("dichotomy", "ca", "discrete")
 
@@ -60,10 +60,10 @@ class _OnceLog:
 
 
 class Guarded:
-    """A callback of yours made safe to hand to OMPL: it returns `fn(*args)` as a Python
-    bool, and when `fn` raises, it logs the first exception with its traceback (logger
-    `plugins.ompl`), counts every one (`errors`) and returns `invalid` (False: the state or
-    motion is reported invalid) instead of letting it reach OMPL, where it aborts the
+    """A callback of yours made safe to hand to OMPL: it returns `fn(*args)` as a Python bool, and
+    when `fn` raises, it logs the first exception with its traceback (logger
+    `planning_collision.plugins.ompl`), counts every one (`errors`) and returns `invalid` (False:
+    the state or motion is reported invalid) instead of letting it reach OMPL, where it aborts the
     process in PRM and in benchmark runs (docs/ompl.md)::
 
         def my_check(state):

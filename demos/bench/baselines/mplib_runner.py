@@ -82,7 +82,7 @@ class MPlibPanda:
     """MPlib's planner for the Panda in a child process (module doc), reused over problems."""
 
     def __init__(self):
-        import robots
+        from planning_collision import robots
 
         urdf = robots.urdf_path("panda")
         self._tmp = tempfile.TemporaryDirectory(prefix="mplib_panda_")
