@@ -22,12 +22,18 @@ PACKAGES += [f"planning_collision.{p}" for p in find_packages(include=[f"{d}*" f
 
 class BuildWithMachineCode(build_py):
     def run(self):
+        import shutil
+        from pathlib import Path
+
+        if not getattr(self, "editable_mode", False) and Path(self.build_lib).is_dir():
+            # a wheel holds today's files only: build/lib of an earlier build may still have
+            # modules since removed or renamed (pip builds in the source tree)
+            shutil.rmtree(self.build_lib)
         super().run()
         if not SHIP or getattr(self, "editable_mode", False):
             return
         import subprocess
         import sys
-        from pathlib import Path
 
         lib = Path(self.build_lib).resolve()
         out = lib / "planning_collision" / "kernels" / "_compiled"

@@ -1,0 +1,152 @@
+"""A wheel's first plan on a fresh machine: the README's OMPL example, run from an empty
+directory in a fresh virtual environment with the wheel installed and an empty home
+directory (no numba cache, no per-user model cache), timed from process start to its
+certified path, twice.
+
+The wheel carries the entry points compiled for x86-64-v3 (planning_collision/shipping.py);
+the first run loads them instead of compiling, the second finds everything in the user's
+caches. The child says whether the shipped machine code could be used (and why not) and
+counts the compiles it ran; the aims are <= 10 s for the first run and <= 2 s for the
+second, with nothing compiled.
+
+    python -m planning_collision.demos.dev.wheel_start --build     # pip wheel ., then check
+    python -m planning_collision.demos.dev.wheel_start --wheel dist/planning_collision-*.whl
+
+``--build`` runs ``pip wheel . --no-deps`` in the repository (its own build compiles every
+entry point: ~2-3 min on 2 cores; ``--no-isolation`` builds with this environment's numba
+instead of a fresh build environment's). The fresh environment's dependencies come from
+the package index (or pip's cache). Run it from a clone: it reads the example from
+README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# appended to the README's example: what the run proves and what it compiled
+_EPILOGUE = """
+assert checker.check_path(Q).valid, "the planned path is not certified free"
+import time as _time
+print(f"path at {_time.time():.6f}")
+from planning_collision.kernels._jit import shipped_status
+print(f"planned: {len(Q)} waypoints, every edge certified free")
+print(f"shipped machine code: {shipped_status()[1]}")
+print(f"compiles in this process: {_COMPILES[0]}")
+"""
+# put before the example: counts numba's compiles of this package's kernels
+_PROLOGUE = """
+from numba.core import event as _event
+_COMPILES = [0]
+class _Count(_event.Listener):
+    def on_start(self, e):
+        f = getattr(e.data.get("dispatcher"), "py_func", None)
+        if getattr(f, "__module__", "").startswith("planning_collision."):
+            _COMPILES[0] += 1
+    def on_end(self, e):
+        pass
+_event.register("numba:compile", _Count())
+"""
+
+
+def readme_example(readme: Path) -> str:
+    """The README's OMPL example (the first python block after "## Plan with OMPL")."""
+    text = readme.read_text()
+    block = text[text.index("## Plan with OMPL") :]
+    m = re.search(r"```python\n(.*?)```", block, re.S)
+    if m is None:
+        raise ValueError(f"no python block after '## Plan with OMPL' in {readme}")
+    return m.group(1)
+
+
+def build_wheel(out: Path, isolation: bool) -> Path:
+    cmd = [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-w", str(out)]
+    if not isolation:
+        cmd.append("--no-build-isolation")
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    wheels = sorted(out.glob("planning_collision-*.whl"))
+    if not wheels:
+        raise RuntimeError(f"pip wheel wrote no planning_collision wheel in {out}")
+    print(f"wheel built in {time.perf_counter() - t0:.0f} s: {wheels[-1].name}", flush=True)
+    return wheels[-1]
+
+
+def fresh_env(tmp: Path, wheel: Path) -> Path:
+    """A new venv with the wheel (and its dependencies) installed; its python."""
+    venv = tmp / "venv"
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    pip = [str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    subprocess.run([*pip, str(wheel)], check=True)
+    print(f"fresh venv with the wheel in {time.perf_counter() - t0:.0f} s", flush=True)
+    return py
+
+
+def run_example(py: Path, tmp: Path, code: str) -> tuple:
+    """(seconds from process start to its certified path, to its exit, stdout, stderr) of the
+    example in an empty directory with an empty home."""
+    home, work = tmp / "home", tmp / "work"
+    home.mkdir(exist_ok=True)
+    work.mkdir(exist_ok=True)
+    script = work / "example.py"
+    script.write_text(_PROLOGUE + code + _EPILOGUE)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "PLANNING_"))}
+    env.pop("PYTHONPATH", None)
+    env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"))
+    t0 = time.time()
+    r = subprocess.run([str(py), str(script)], cwd=work, env=env, capture_output=True,
+                       text=True, timeout=1800)  # fmt: skip
+    t_exit = time.time() - t0
+    if r.returncode != 0:
+        raise RuntimeError(f"the example failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+    at = re.search(r"^path at ([0-9.]+)$", r.stdout, re.M)
+    out = r.stdout.replace(at.group(0) + "\n", "")
+    return float(at.group(1)) - t0, t_exit, out, r.stderr
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--wheel", type=Path, help="a built wheel to check")
+    src.add_argument("--build", action="store_true", help="build the wheel first (pip wheel .)")
+    p.add_argument("--no-isolation", action="store_true",
+                   help="build with this venv's packages (--no-build-isolation)")  # fmt: skip
+    p.add_argument("--runs", type=int, default=2)
+    p.add_argument("--workdir", type=Path, default=None,
+                   help="keep the wheel, venv and runs here (default: a temp dir)")  # fmt: skip
+    p.add_argument("--max-first", type=float, default=None,
+                   help="exit 1 when the first run takes longer (seconds)")  # fmt: skip
+    a = p.parse_args(argv)
+    code = readme_example(ROOT / "README.md")
+    with tempfile.TemporaryDirectory(prefix="pc-wheel-") as tmp:
+        tmp = Path(tmp) if a.workdir is None else a.workdir.resolve()
+        tmp.mkdir(parents=True, exist_ok=True)
+        wheel = build_wheel(tmp / "dist", not a.no_isolation) if a.build else a.wheel.resolve()
+        py = fresh_env(tmp, wheel)
+        times = []
+        for i in range(a.runs):
+            dt, t_exit, out, err = run_example(py, tmp, code)
+            times.append(dt)
+            print(f"run {i + 1}: {dt:.1f} s from process start to a certified path "
+                  f"({t_exit:.1f} s to the process's exit)")  # fmt: skip
+            for line in (out + err).splitlines():
+                print(f"    {line}")
+    if a.max_first is not None and times[0] > a.max_first:
+        print(f"the first run took {times[0]:.1f} s, over {a.max_first:.0f} s")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
