@@ -146,6 +146,14 @@ def test_a_collision_without_geometry_is_named_where_yourdfpy_failed_to_parse(tm
         U.read_urdf(f)
 
 
+def test_a_mesh_without_a_filename_is_refused_by_name(tmp_path):
+    f = tmp_path / "arm.urdf"
+    f.write_text(ARM.format(upper="<collision><geometry><mesh/></geometry></collision>",
+                            elbow="fixed", extra=""))  # fmt: skip
+    with pytest.raises(U.URDFParseError, match="mesh> has no filename"):
+        U.read_urdf(f)
+
+
 def test_an_origin_of_four_numbers_is_refused_where_yourdfpy_took_three():
     import xml.etree.ElementTree as ET
 
