@@ -448,13 +448,13 @@ def process_identity() -> dict:
     }
 
 
-@functools.lru_cache(maxsize=1)
 def numba_cache_dir() -> Path:
     """NUMBA_CACHE_DIR as numba read it (numba.config: the directory its cache files go
     under when set)."""
     return Path(numba.config.CACHE_DIR)
 
 
+@functools.lru_cache(maxsize=1)
 def shipped_status() -> tuple:
     """(magic tuple or None, why): the key the shipped machine code is found under when it
     can run in this process; None, with the reason, when it cannot (or there is none)."""
