@@ -66,9 +66,11 @@ DEMO_FILES = sorted(
 
 # what the demos share (packages, command-line helpers, scenes, the benchmark's inputs and
 # reports): imported, never run
-HELPERS = {"", "bench", "dev", "cli", "scenes", "viewing", "bench.problems", "bench.reports"}
-HELPERS = {".".join(filter(None, ("planning_collision.demos", h))) for h in HELPERS}
-HELPERS.add("planning_collision.demos.dev.fuzz_io")
+HELPERS = {
+    "planning_collision.demos" + h
+    for h in ("", ".bench", ".dev", ".cli", ".scenes", ".viewing")
+    + (".bench.problems", ".bench.reports", ".dev.fuzz_io")
+}
 
 
 def _module(path: Path) -> str:

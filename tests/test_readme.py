@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+from planning_collision.demos.dev.wheel_start import readme_example
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -47,10 +49,7 @@ def test_the_quick_start_plans():
         robots.urdf_path("panda")
     except Exception as e:  # noqa: BLE001 - example-robot-data missing
         pytest.skip(f"the Panda needs example-robot-data: {e}")
-    text = (ROOT / "README.md").read_text()
-    block = text[text.index("## Plan with OMPL") :]
-    start = block.index("```python") + len("```python")
-    code = block[start : block.index("```", start)]
+    code = readme_example(ROOT / "README.md", "## Plan with OMPL")
     ns: dict = {}
     exec(compile(code, "README quick start", "exec"), ns)
     Q, checker = ns["Q"], ns["checker"]
@@ -73,10 +72,7 @@ def test_your_own_robot_example_plans_in_a_scene_file_and_writes_a_gltf(tmp_path
         example_robot_data_dir()
     except ImportError as e:
         pytest.skip(f"the UR5 needs example-robot-data: {e}")
-    text = (ROOT / "README.md").read_text()
-    block = text[text.index("## Your own robot") :]
-    start = block.index("```python") + len("```python")
-    code = block[start : block.index("```", start)]
+    code = readme_example(ROOT / "README.md", "## Your own robot")
     assert 20 <= len(code.strip().splitlines()) <= 30  # an example, not a program
     monkeypatch.chdir(tmp_path)
     ns: dict = {}

@@ -57,13 +57,14 @@ _event.register("numba:compile", _Count())
 """
 
 
-def readme_example(readme: Path) -> str:
-    """The README's OMPL example (the first python block after "## Plan with OMPL")."""
+def readme_example(readme: Path, heading: str = "## Plan with OMPL") -> str:
+    """The code of the README's first python block after `heading` (by default the OMPL
+    example; tests/test_readme.py runs this one and the own-robot one)."""
     text = readme.read_text()
-    block = text[text.index("## Plan with OMPL") :]
+    block = text[text.index(heading) :]
     m = re.search(r"```python\n(.*?)```", block, re.S)
     if m is None:
-        raise ValueError(f"no python block after '## Plan with OMPL' in {readme}")
+        raise ValueError(f"no python block after {heading!r} in {readme}")
     return m.group(1)
 
 

@@ -73,9 +73,10 @@ def _geometry(el) -> Record | None:
         if scale is not None:
             s = _floats(scale, None, "<mesh scale>")
             scale = None if len(s) == 0 else float(s[0]) if len(s) == 1 else s
-        if not shape.get("filename"):
+        filename = shape.get("filename")
+        if not filename:
             raise ValueError("<mesh> has no filename")  # yourdfpy's record failed later
-        g.mesh = Record(filename=shape.get("filename"), scale=scale)
+        g.mesh = Record(filename=filename, scale=scale)
     else:
         raise ValueError(f"unknown geometry <{shape.tag}>")
     return g
