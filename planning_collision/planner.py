@@ -115,6 +115,59 @@ def seed_streams(seed, rng: np.ndarray, offset: np.ndarray) -> None:
     offset[:] = [(w >> 11) * (1.0 / 9007199254740992.0) for w in words[4:]]
 
 
+@dataclasses.dataclass(frozen=True)
+class _Limits:
+    """What a planner reads of its robot's joints (`_limits`)."""
+
+    model: object  # the robot's RobotModel these were read from
+    lower: np.ndarray  # (dof,) float64
+    upper: np.ndarray
+    cont: np.ndarray  # (dof,) int64: 1 for a continuous joint
+    diameter: float  # of the joint space: each limited joint's range, pi for a continuous one
+    lo: np.ndarray  # the limits as one comparison takes them: a continuous joint within the
+    hi: np.ndarray  # finite floats (NaN and +-inf fail both, so it also checks finiteness)
+
+
+_LIMITS: dict = {}  # id(robot.model) -> _Limits, the model kept alive with its entry
+
+
+def _limits(robot) -> _Limits:
+    """The joint limits of `robot` as planners read them, checked once per robot model (a
+    planner per problem, as make_setup makes, would otherwise read them again each time):
+    ValueError for a robot without joints, with more than the sampler's `K.PRIMES`, or with
+    a limited joint whose limits are not finite with lower < upper."""
+    model = robot.model
+    got = _LIMITS.get(id(model))
+    if got is not None and got.model is model:
+        return got
+    dof = int(robot.dof)
+    if dof == 0:
+        raise ValueError(f"robot {robot.name!r} has no active joints: nothing to plan")
+    lower = np.ascontiguousarray(robot.lower, np.float64)
+    upper = np.ascontiguousarray(robot.upper, np.float64)
+    cont = np.ascontiguousarray(robot.continuous, np.int64)
+    limited = cont == 0
+    bad = np.flatnonzero(limited & ~(np.isfinite(lower) & np.isfinite(upper) & (upper > lower)))
+    if bad.size:
+        d = int(bad[0])
+        raise ValueError(
+            f"joint {robot.joint_names[d]!r} has limits [{lower[d]}, {upper[d]}]: "
+            "a planner samples within finite limits with lower < upper"
+        )
+    if dof > len(K.PRIMES):
+        raise ValueError(f"the planner samples up to {len(K.PRIMES)} joints, got {dof}")
+    width = np.where(cont != 0, math.pi, upper - lower)
+    big = np.finfo(np.float64).max
+    got = _Limits(
+        model, lower, upper, cont, float(np.linalg.norm(width)),
+        np.where(limited, lower, -big), np.where(limited, upper, big),
+    )  # fmt: skip
+    if len(_LIMITS) >= 64:
+        _LIMITS.pop(next(iter(_LIMITS)))
+    _LIMITS[id(model)] = got
+    return got
+
+
 class RRTConnect:
     """Certified RRT-Connect on `checker` (module doc).
 
@@ -144,29 +197,13 @@ class RRTConnect:
         dynamic_domain: bool = True,
         direct: bool = True,
     ):
-        robot = checker.robot
         self.checker = checker
-        self.dof = int(robot.dof)
-        if self.dof == 0:
-            raise ValueError(f"robot {robot.name!r} has no active joints: nothing to plan")
-        self.lower = np.ascontiguousarray(robot.lower, np.float64)
-        self.upper = np.ascontiguousarray(robot.upper, np.float64)
-        self.cont = np.ascontiguousarray(robot.continuous, np.int64)
-        limited = self.cont == 0
-        bad = np.flatnonzero(
-            limited
-            & ~(np.isfinite(self.lower) & np.isfinite(self.upper) & (self.upper > self.lower))
-        )
-        if bad.size:
-            d = int(bad[0])
-            raise ValueError(
-                f"joint {robot.joint_names[d]!r} has limits [{self.lower[d]}, {self.upper[d]}]: "
-                "a planner samples within finite limits with lower < upper"
-            )
-        if self.dof > len(K.PRIMES):
-            raise ValueError(f"the planner samples up to {len(K.PRIMES)} joints, got {self.dof}")
-        width = np.where(self.cont != 0, math.pi, self.upper - self.lower)
-        self.diameter = float(np.linalg.norm(width))
+        limits = _limits(checker.robot)
+        self.dof = len(limits.lower)
+        self.lower, self.upper, self.cont = limits.lower, limits.upper, limits.cont
+        self.diameter = limits.diameter
+        # the limits as one comparison takes them (`_configurations`)
+        self._lo, self._hi = limits.lo, limits.hi
         self.range = (
             self.RANGE_FRACTION * self.diameter
             if range is None
@@ -182,6 +219,7 @@ class RRTConnect:
         self.dynamic_domain = bool(dynamic_domain)
         self.direct = bool(direct)
         self._busy = threading.Lock()
+        self._prepared = None  # (key, settings, room, rng, offset): `_prepare`
 
     def settings(self) -> np.ndarray:
         """The search's settings array (kernels/planner.py PlanSettings)."""
@@ -191,6 +229,27 @@ class RRTConnect:
             dd_alpha=DD_ALPHA, dd_min_radius=DD_MIN_RADIUS * self.diameter,
             sampler=SAMPLERS.index(self.sampler), direct=self.direct,
         )  # fmt: skip
+
+    def _prepare(self) -> tuple:
+        """(settings, room, rng, offset) of the planner's current attributes: the settings
+        array, the nodes one iteration may add (`K.most_steps` + 1), and the sampler's
+        streams from `seed` (None when it is None: fresh ones per solve). Made again only when
+        an attribute changed since the last solve."""
+        key = (
+            self.range, self.balance, self.dynamic_domain, self.direct, self.sampler,
+            self.seed, self.diameter,
+        )  # fmt: skip
+        got = self._prepared
+        if got is not None and got[0] == key:
+            return got[1:]
+        settings = self.settings()
+        room = K.most_steps(self.lower, self.upper, self.cont, self.range) + 1
+        rng = offset = None
+        if self.seed is not None:
+            rng, offset = np.empty(4, np.uint64), np.empty(self.dof)
+            seed_streams(self.seed, rng, offset)
+        self._prepared = (key, settings, room, rng, offset)
+        return self._prepared[1:]
 
     def warm_up(self) -> float:
         """Compile (or load from numba's cache) the search and the shortcut kernels, here
@@ -226,23 +285,18 @@ class RRTConnect:
             raise ValueError(
                 f"{name} must have shape ({self.dof},) or (k, {self.dof}), got {np.shape(Q)}"
             )
-        limited = self.cont == 0
-        inside = (A[:, limited] >= self.lower[limited]) & (A[:, limited] <= self.upper[limited])
-        if np.isfinite(A).all() and inside.all():
+        if ((A >= self._lo) & (A <= self._hi)).all():  # finite, and within the limits
             return np.ascontiguousarray(A)
         robot = self.checker.robot  # which row and joint, and why (real_array: not a number)
         for i, a in enumerate(A):
             robot.validate_q(a, f"{name}[{i}]" if len(A) > 1 else name, check_limits=True)
         raise AssertionError(f"{name}: a refused configuration not named")  # unreachable
 
-    def _trees_for(self, n_roots: int) -> object:
-        """A PlanTrees record with room for n_roots roots and an iteration's nodes: the
-        calling thread's (`_POOL`: a planner per problem, as make_setup makes, would
+    def _trees_for(self, n_roots: int, room: int) -> object:
+        """A PlanTrees record with room for n_roots roots and an iteration's nodes (`room`):
+        the calling thread's (`_POOL`: a planner per problem, as make_setup makes, would
         otherwise allocate one per solve, ~40 us), or a new one when it is in use."""
-        cap = max(
-            CAPACITY,
-            2 * n_roots + 2 * K.most_steps(self.lower, self.upper, self.cont, self.range) + 4,
-        )
+        cap = max(CAPACITY, 2 * n_roots + 2 * room + 2)
         if not hasattr(_POOL, "trees"):
             _POOL.trees, _POOL.busy = {}, set()
         tr = _POOL.trees.get(self.dof)
@@ -274,14 +328,21 @@ class RRTConnect:
         without, such states are the caller's to have checked."""
         if not (stop is not None and seconds == math.inf):
             seconds = positive_scalar("seconds", seconds)  # inf only with a stop()
-        if not HAS_CLOCK:
-            raise RuntimeError("the compiled planner needs a monotonic clock (clock_gettime)")
         starts = self._configurations(start, "start")
         goals = self._configurations(goal, "goal")
         if check:
             for name, A in (("start", starts), ("goal", goals)):
                 for i, q in enumerate(A):
                     self._check_free(q, f"{name}[{i}]" if len(A) > 1 else name)
+        return self._plan(starts, goals, seconds, stop)
+
+    def _plan(self, starts, goals, seconds: float, stop) -> PlanResult:
+        """`solve` of starts (k, dof) and goals (m, dof), float64 C arrays of finite
+        configurations within the limits (continuous joints wrapped or not), each free:
+        `solve` checks them; `CompiledRRTConnect` reads them from OMPL's problem definition,
+        which has checked them."""
+        if not HAS_CLOCK:
+            raise RuntimeError("the compiled planner needs a monotonic clock (clock_gettime)")
         if not self._busy.acquire(blocking=False):
             raise RuntimeError("this planner is solving in another thread: make one per thread")
         try:
@@ -303,23 +364,30 @@ class RRTConnect:
         never = 2**62  # ns: ~146 years
         deadline = never if math.isinf(seconds) else time.monotonic_ns() + int(seconds * 1e9)
         request = self.checker.edge_request(check_start=False)
-        tr = self._trees_for(len(starts) + len(goals))
+        prepared = self._prepare()
+        tr = self._trees_for(len(starts) + len(goals), prepared[1])
         _POOL.busy.add(id(tr))
         try:
-            return self._search(tr, model, ws, request, starts, goals, deadline, stop, t0)
+            return self._search(tr, model, ws, request, starts, goals, deadline, stop, t0, prepared)
         finally:
             _POOL.busy.discard(id(tr))
             _POOL.busy.discard(id(_POOL.trees.get(self.dof)))
 
-    def _search(self, tr, model, ws, request, starts, goals, deadline, stop, t0) -> PlanResult:
-        seed_streams(self.seed, tr.rng, tr.offset)
+    def _search(
+        self, tr, model, ws, request, starts, goals, deadline, stop, t0, prepared
+    ) -> PlanResult:
+        settings, _, rng, offset = prepared
+        if rng is None:  # no seed: fresh streams per solve
+            seed_streams(None, tr.rng, tr.offset)
+        else:
+            tr.rng[:] = rng
+            tr.offset[:] = offset
         for t, A in enumerate((starts, goals)):
             n = len(A)
             tr.x[t, :, :n] = A.T
             tr.parent[t, :n] = -1
             tr.radius[t, :n] = math.inf
             tr.size[t] = n
-        settings = self.settings()
         hm, hw = model.table, ws.table
         while True:
             now = time.monotonic_ns()

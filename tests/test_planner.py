@@ -289,6 +289,36 @@ def test_bad_starts_and_goals_are_refused_by_name(shelf):
         planner.solve(start, goal, seconds=0.0)
 
 
+def test_a_continuous_joint_takes_any_finite_angle_and_refuses_infinity():
+    robot, scene, start, goal = planar_arm_gap()
+    checker = pc.CollisionChecker(robot, scene)
+    planner = pc.RRTConnect(checker, seed=5)
+    k = int(np.flatnonzero(robot.continuous)[0])
+    turned = start.copy()
+    turned[k] += 8 * math.pi  # four whole turns: the same configuration
+    r = planner.solve(turned, goal, seconds=20.0)
+    assert r.solved and _certified(checker, r.path)
+    for bad in (math.inf, -math.inf, math.nan):
+        q = start.copy()
+        q[k] = bad
+        with pytest.raises(ValueError, match=robot.joint_names[k]):
+            planner.solve(q, goal)
+
+
+def test_settings_changed_between_solves_are_the_next_solves(shelf):
+    robot, scene, start, goal, checker = shelf
+    planner = pc.RRTConnect(checker, seed=3, direct=False)
+    planner.solve(start, goal, seconds=20.0)
+    planner.seed = 4
+    planner.range = 0.5 * planner.range
+    again = planner.solve(start, goal, seconds=20.0)
+    fresh = pc.RRTConnect(checker, seed=4, range=planner.range, direct=False)
+    assert np.array_equal(again.path, fresh.solve(start, goal, seconds=20.0).path)
+    planner.seed = None  # fresh streams per solve: two solves differ
+    a, b = planner.solve(start, goal, seconds=20.0), planner.solve(start, goal, seconds=20.0)
+    assert a.solved and b.solved and not np.array_equal(a.path, b.path)
+
+
 def test_one_planner_refuses_a_second_thread_and_two_planners_plan_in_parallel(shelf):
     robot, scene, start, goal, checker = shelf
     results, errors = [], []

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from ompl import base as ob
 from ompl import geometric as og
 
@@ -88,7 +89,8 @@ class CompiledRRTConnect(ob.Planner):
         return self._planner
 
     def _inputs(self):
-        """(starts, goals) as lists of arrays: the problem definition's valid ones."""
+        """(starts, goals) as lists of arrays: the problem definition's valid ones (within
+        the bounds and free: OMPL's `PlannerInputStates` skips the others)."""
         pis = self.getPlannerInputStates()
         pis.restart()
         codec = self._codec
@@ -110,7 +112,8 @@ class CompiledRRTConnect(ob.Planner):
             return ob.PlannerStatus(ob.PlannerStatus.INVALID_START)
         if not goals:
             return ob.PlannerStatus(ob.PlannerStatus.INVALID_GOAL)
-        r = planner.solve(starts, goals, seconds=math.inf, stop=ptc, check=False)
+        # checked by OMPL: within the bounds and free (`_inputs`)
+        r = planner._plan(np.array(starts), np.array(goals), math.inf, ptc)
         self.last = r
         if not r.solved:
             return ob.PlannerStatus(ob.PlannerStatus.TIMEOUT)
