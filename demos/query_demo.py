@@ -17,7 +17,7 @@ import numpy as np
 
 import planning_collision as pc
 from planning_collision.geometry import shape_table
-from planning_collision.kernels.pair import pair_distance_batch
+from planning_collision.kernels.convex.pair import pair_distance_batch
 from planning_collision.testing.sampling import random_poses
 
 

@@ -1,10 +1,10 @@
-"""BVH builders: binary trees over boxes, as `FlatBVH` arrays (kernels/bvh.py).
+"""BVH builders: binary trees over boxes, as `FlatBVH` arrays (kernels/scene/bvh.py).
 
 - `build_bvh_forest(lo, hi, segment)` / `build_bvh(lo, hi)`: median split of the box centres
   along the widest axis, built level by level with vectorised numpy (all nodes of a level
   are split by one segmented sort). Cheap; used where a tree is only a search aid (KCD's
   grouping of overlapping boxes).
-- `sah_bvh_forest(lo, hi, labels)`: the surface area heuristic (kernels.bvh.sah_forest), one
+- `sah_bvh_forest(lo, hi, labels)`: the surface area heuristic (kernels.scene.bvh.sah_forest), one
   tree per label: the trees the scene traversal walks.
 - `overlap_groups(lo, hi)`: KCD's groups, the connected components of the boxes' overlap
   graph, in work bounded by the number of boxes (below).
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels.bvh import (
+from .kernels.scene.bvh import (
     STACK_SIZE,
     FlatBVH,
     overlap_components,
@@ -149,7 +149,7 @@ def build_bvh(lo, hi, leaf_size: int = LEAF_SIZE) -> FlatBVH:
 
 
 def sah_bvh_forest(lo: np.ndarray, hi: np.ndarray, labels: np.ndarray):
-    """The groups' binary BVHs (one per label), built by the SAH (kernels.bvh.sah_forest):
+    """The groups' binary BVHs (one per label), built by the SAH (kernels.scene.bvh.sah_forest):
     a group's primitives differ in shape and size (a frame bay's columns and beams span the
     whole bay), and a median split of their centres can leave every node as large as the
     group. Returns (FlatBVH, roots) like `build_bvh_forest`."""

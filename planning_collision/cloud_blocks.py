@@ -4,7 +4,7 @@ group searched by a linear BVH (docs/clouds.md).
 The general path (kcd.compile_object) groups convex pieces by their overlaps and builds
 SAH trees: seconds for 10^5 points. A cloud needs neither: its points are one object and
 one group, and their tree is built in linear time after a sort along a Morton curve
-(kernels/cloud.py): ~20 ms for 10^5 points. The block has the layout every object has
+(kernels/scene/cloud.py): ~20 ms for 10^5 points. The block has the layout every object has
 (`ObjectBlock`), so the scene's traversal, its per-object queries and the checker see a
 cloud as any other obstacle; its primitives are stored in curve order (a node's points sit
 side by side in memory).
@@ -25,9 +25,9 @@ import numpy.typing as npt
 from .geometry.clouds import PointCloud, VoxelGrid
 from .geometry.validate import length_array, length_scalar, positive_scalar
 from .kcd import ObjectBlock
-from .kernels import layout as L
-from .kernels.bvh import FlatBVH
-from .kernels.cloud import MORTON_BITS, cloud_tree, fill_cloud, morton_codes, posed_points
+from .kernels.base import layout as L
+from .kernels.scene.bvh import FlatBVH
+from .kernels.scene.cloud import MORTON_BITS, cloud_tree, fill_cloud, morton_codes, posed_points
 from .primitives import Primitives
 
 __all__ = ["CLOUD_LEAF", "compile_cloud", "is_cloud", "voxel_filter"]
@@ -112,7 +112,7 @@ def compile_cloud(shape, T: np.ndarray, min_size: float | None = None) -> Object
     left, right = np.empty(m, np.int32), np.empty(m, np.int32)
     first, count = np.empty(m, np.int32), np.empty(m, np.int32)
     k = cloud_tree(codes, prims.lo, prims.hi, CLOUD_LEAF, nlo, nhi, left, right, first, count)
-    if k < 0:  # cannot happen: codes have 63 bits (kernels/cloud.py)
+    if k < 0:  # cannot happen: codes have 63 bits (kernels/scene/cloud.py)
         raise RuntimeError("cloud tree deeper than the traversal stack")
     bvh = FlatBVH(
         nlo[:k], nhi[:k], left[:k], right[:k], first[:k], count[:k], np.arange(n, dtype=np.int32)

@@ -19,10 +19,10 @@
 - A configuration ``q`` is a float64 array of a robot's active joints, in
   ``robot.joint_names`` order.
 
-Every tolerance lives in `planning_collision.kernels.tolerances` (kernels read them there) and
+Every tolerance lives in `planning_collision.kernels.base.tolerances` (kernels read them there) and
 is re-exported here.
 """
 
-from .kernels.tolerances import *  # noqa: F403
+from .kernels.base.tolerances import *  # noqa: F403
 
 QUATERNION_ORDER = "xyzw"

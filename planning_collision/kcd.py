@@ -13,7 +13,7 @@ Per object (`compile_object`), once, when it is added to a scene:
 
 `flatten` joins compiled objects under a wide SAH tree over their top nodes (first opening
 the nodes that are mostly empty space, `open_tops`) and concatenates all arrays into one
-`FlatScene` that the kernels take as one argument (kernels/traversal.py).
+`FlatScene` that the kernels take as one argument (kernels/scene/traversal.py).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ import numpy as np
 from .bvh import overlap_groups, sah_bvh_forest
 from .geometry.poses import as_poses
 from .geometry.shapes import ConvexShape, Halfspace, Shape
-from .kernels.bvh import FlatBVH, wide_tree
-from .kernels.layout import ShapeTable
-from .kernels.one_primitive import one_node_flat as one_node_flat_kernel
-from .kernels.traversal import FlatScene
+from .kernels.base.layout import ShapeTable
+from .kernels.scene.bvh import FlatBVH, wide_tree
+from .kernels.scene.one_primitive import one_node_flat as one_node_flat_kernel
+from .kernels.scene.traversal import FlatScene
 from .primitives import (
     Primitives,
     concat_primitives,
@@ -111,7 +111,7 @@ def object_parts(shape, T, where: str) -> list:
 
 
 def _kt_tree(items: np.ndarray, lo: np.ndarray, hi: np.ndarray, base: int):
-    """KCD nodes for a wide SAH BVH (kernels.bvh.wide_tree) over the nodes `items` (two or
+    """KCD nodes for a wide SAH BVH (kernels.scene.bvh.wide_tree) over the nodes `items` (two or
     more; boxes lo, hi): each node has up to WIDTH children. Node ids start at `base` (the
     root). Returns (lo, hi, ccount, child) in node order."""
     nlo, nhi, cc, ch, is_node = wide_tree(lo, hi, WIDTH)
@@ -514,7 +514,7 @@ _NO_UNBOUNDED = np.zeros(0, np.int32)
 def one_node_flat(prims: Primitives, open_ratio: float | None = OPEN_RATIO) -> FlatScene:
     """`flatten` of objects that are each one bounded primitive (`_one_node`), given as
     their primitives (object i is primitive i): the same flat scene, its trees written by
-    one compiled loop (kernels/one_primitive.py `one_node_flat`; ``open_ratio`` None or not
+    one compiled loop (kernels/scene/one_primitive.py `one_node_flat`; ``open_ratio`` None or not
     as `flatten` takes it: `open_tops` keeps one-node tops whole, in stack order)."""
     n = len(prims)
     ids, none, ones, *kt = one_node_flat_kernel(prims.lo, prims.hi, open_ratio is not None, WIDTH)

@@ -10,8 +10,9 @@
         Q = planner.simplify(result.path)                # (n, dof), shortcuts certified
 
 Every motion the search keeps is certified free by the checker's "dichotomy" edge kernel, called
-from the compiled loop (kernels/planner.py): the returned path has no collision anywhere along it,
-exactly as a path found through the OMPL plugin's motion validator on the same checker.
+from the compiled loop (kernels/planner/rrt_connect.py): the returned path has no collision
+anywhere along it, exactly as a path found through the OMPL plugin's motion validator on the
+same checker.
 `planning_collision.plugins.ompl.CompiledRRTConnect` is this planner behind OMPL's `Planner`
 interface (SimpleSetup, ompl.tools.Benchmark); this module knows nothing of OMPL.
 
@@ -33,9 +34,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .geometry.validate import positive_scalar
-from .kernels import planner as K
-from .kernels.clock import HAS_CLOCK
-from .kernels.records import allocate
+from .kernels.base.clock import HAS_CLOCK
+from .kernels.base.records import allocate
+from .kernels.planner import rrt_connect as K
 
 __all__ = ["PlanResult", "RRTConnect", "SAMPLERS", "SLICE"]
 
@@ -46,7 +47,7 @@ SLICE = 1e-3
 
 SAMPLERS = ("halton", "uniform")
 
-# Nodes a new search reserves per tree; a full tree doubles (kernels/planner.py FULL).
+# Nodes a new search reserves per tree; a full tree doubles (kernels/planner/rrt_connect.py FULL).
 CAPACITY = 1024
 
 # The dynamic domain's radius after a node's first colliding motion and its least, as
@@ -222,7 +223,7 @@ class RRTConnect:
         self._prepared = None  # (key, settings, room, rng, offset): `_prepare`
 
     def settings(self) -> np.ndarray:
-        """The search's settings array (kernels/planner.py PlanSettings)."""
+        """The search's settings array (kernels/planner/rrt_connect.py PlanSettings)."""
         return K.plan_settings(
             range=self.range, balance=self.balance, tree_ratio=1.0,
             dynamic_domain=self.dynamic_domain, dd_radius=DD_RADIUS * self.diameter,

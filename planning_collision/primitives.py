@@ -1,7 +1,7 @@
 """Primitive blocks: any shape as a set of convex primitives in the world frame.
 
 `primitives(shape, T)` turns any shape into a `Primitives` block: a `ShapeTable` (the layout
-of kernels/layout.py) plus a world pose and a world AABB per primitive. A convex shape is one
+of kernels/base/layout.py) plus a world pose and a world AABB per primitive. A convex shape is one
 primitive; a `Mesh` is one 3-point CONVEX per triangle (world-frame vertices, identity pose:
 FCL's surface semantics); a `PointCloud` is one SPHERE per point; a `VoxelGrid` one BOX per
 occupied cell. Built with numpy, no Python loop over primitives. Scenes compile their
@@ -33,9 +33,9 @@ from .geometry.shapes import (
     Sphere,
 )
 from .geometry.validate import positive_scalar
-from .kernels import layout as L
-from .kernels.bvh import shape_world_aabb
-from .kernels.one_primitive import primitive_rows
+from .kernels.base import layout as L
+from .kernels.scene.bvh import shape_world_aabb
+from .kernels.scene.one_primitive import primitive_rows
 
 __all__ = [
     "Primitives",
@@ -57,7 +57,7 @@ __all__ = [
 class Primitives(NamedTuple):
     """A block of convex primitives in the world frame.
 
-    tab : ShapeTable (kernels/layout.py) of the n primitives, each in its local frame.
+    tab : ShapeTable (kernels/base/layout.py) of the n primitives, each in its local frame.
     poses : (n, 4, 4) float64, T_world_prim.
     lo, hi : (n, 3) float64, world AABB of each primitive, m.
     """
@@ -111,7 +111,7 @@ def _pointless_table(kind, params, aabb, brad) -> L.ShapeTable:
 
 def primitive_sizes(shapes) -> tuple[np.ndarray, np.ndarray]:
     """(kind (n,) int32, size (n, 3)) of spheres, boxes, capsules, cylinders and cones:
-    what `primitive_block` takes (kernels/one_primitive.py `primitive_rows` says what size
+    what `primitive_block` takes (kernels/scene/one_primitive.py `primitive_rows` says what size
     holds per kind). Any other shape: TypeError."""
     n = len(shapes)
     kind = np.empty(n, np.int32)
@@ -150,7 +150,7 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 def primitive_block(kind, size, poses) -> Primitives:
     """One-primitive shapes given as arrays (`primitive_sizes`; validated by the caller),
     posed by ``poses (n, 4, 4)``, as one block: their table and world AABBs written by one
-    compiled loop (kernels/one_primitive.py `primitive_rows`), the arrays `shape_table` and
+    compiled loop (kernels/scene/one_primitive.py `primitive_rows`), the arrays `shape_table` and
     `convex_block` would make. The block's arrays are new and writeable (a flat scene's
     arrays are: kcd.py)."""
     kind = np.ascontiguousarray(kind, np.int32)

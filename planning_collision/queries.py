@@ -1,12 +1,12 @@
 """Public pair queries: `collide`, `distance`, `penetration`.
 
 Shapes are validated at construction and carry their flat form; poses are checked inside
-the same compiled call as the query (kernels/public.py), and a failed check is turned into
+the same compiled call as the query (kernels/convex/public.py), and a failed check is turned into
 a ValueError naming the pose here. So a convex query from Python costs one dispatch.
 
 A non-convex shape (Mesh, PointCloud, VoxelGrid) is compiled once into a one-object scene
 in its own frame (kcd.py, cached by identity); the other shape is posed in that frame and
-the scene traversal (kernels/traversal.py) answers, as for a scene.
+the scene traversal (kernels/scene/traversal.py) answers, as for a scene.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from .geometry.poses import as_pose
 from .geometry.shapes import ConvexShape, Halfspace, Shape
 from .geometry.validate import positive_scalar
 from .kcd import compile_object, flatten
-from .kernels.codes import POSE_OK, POSE_OUT_OF_RANGE
-from .kernels.layout import OUT_SIZE
-from .kernels.public import checked_distance, checked_overlap
-from .kernels.scene_calls import scene_traverse
-from .kernels.traversal import COLLIDE, DISTANCE, OVERFLOW
+from .kernels.base.codes import POSE_OK, POSE_OUT_OF_RANGE
+from .kernels.base.layout import OUT_SIZE
+from .kernels.convex.public import checked_distance, checked_overlap
+from .kernels.scene.scene_calls import scene_traverse
+from .kernels.scene.traversal import COLLIDE, DISTANCE, OVERFLOW
 from .primitives import ShapeCache, posed_block
 from .results import DistanceResult, PenetrationResult
 from .workspace import thread_workspace
@@ -58,7 +58,7 @@ def _check_shapes(a, b) -> bool:
 
 
 def _raise_bad_pose(code: int, Ta, Tb):
-    """The compiled check failed (a pose code, kernels/codes.py: Tb's past SECOND_POSE): let
+    """The compiled check failed (a pose code, kernels/base/codes.py: Tb's past SECOND_POSE): let
     the Python validator name the problem."""
     first = code <= POSE_OUT_OF_RANGE
     as_pose(Ta if first else Tb, "Ta" if first else "Tb")

@@ -63,9 +63,9 @@ from .kcd import (
     one_node_block,
     one_node_flat,
 )
-from .kernels.scene_calls import scene_traverse
-from .kernels.tolerances import WORLD_LIMIT
-from .kernels.traversal import (
+from .kernels.base.tolerances import WORLD_LIMIT
+from .kernels.scene.scene_calls import scene_traverse
+from .kernels.scene.traversal import (
     CANDIDATES,
     COLLIDE,
     DISTANCE,
@@ -84,7 +84,7 @@ __all__ = ["Scene", "SceneSnapshot", "Obstacle", "FlatScene"]
 # The shapes `add_many` compiles together: one bounded convex primitive without points.
 _ONE_PRIMITIVE = (Sphere, Box, Capsule, Cylinder, Cone)
 
-# Seeds of a traversal that starts at the root (kernels/traversal.py).
+# Seeds of a traversal that starts at the root (kernels/scene/traversal.py).
 _NO_SEEDS = np.zeros((0, 2), np.int32)
 
 
@@ -460,7 +460,7 @@ class Scene:
 
     @property
     def flat(self) -> FlatScene:
-        """The `FlatScene` (kernels/traversal.py) a CollisionChecker passes to numba."""
+        """The `FlatScene` (kernels/scene/traversal.py) a CollisionChecker passes to numba."""
         return self._snap.flat()
 
     @property

@@ -3,7 +3,7 @@ Python objects made only when asked for (scene.py `from_arrays`, `replace_all`).
 
 A planner that takes a new scene per problem needs the flat form the kernels read, not a
 shape object, a pose and a compiled block per obstacle: `array_primitives` validates and
-compiles all of them in one compiled loop (kernels/one_primitive.py), and `ArrayObjects` /
+compiles all of them in one compiled loop (kernels/scene/one_primitive.py), and `ArrayObjects` /
 `ArrayBlocks` are the snapshot's ``{id: Obstacle}`` and ``{id: ObjectBlock}`` mappings,
 whose entries are made on first access (`Scene.get`, `records`, an edit that copies them)
 and kept.
@@ -17,7 +17,7 @@ import numpy as np
 
 from .geometry.arrays import ObstacleArrays
 from .kcd import ObjectBlock, one_node_block
-from .kernels.tolerances import WORLD_LIMIT
+from .kernels.base.tolerances import WORLD_LIMIT
 from .primitives import Primitives, primitive_block
 
 __all__ = ["ArrayBlocks", "ArrayObjects", "array_primitives", "check_world_range"]
@@ -26,7 +26,7 @@ __all__ = ["ArrayBlocks", "ArrayObjects", "array_primitives", "check_world_range
 def check_world_range(lo, hi, where: str) -> None:
     """ValueError unless every bounded box (lo, hi) (n, 3) of an object (its primitives'
     boxes, or a box holding them all) lies in the world box [-WORLD_LIMIT, WORLD_LIMIT]^3
-    (kernels/tolerances.py; a halfspace is unbounded by nature, its pose and offset are
+    (kernels/base/tolerances.py; a halfspace is unbounded by nature, its pose and offset are
     checked where they are made)."""
     bounded = np.isfinite(lo).all(axis=1) & np.isfinite(hi).all(axis=1)
     far = bounded & ((np.abs(lo) > WORLD_LIMIT) | (np.abs(hi) > WORLD_LIMIT)).any(axis=1)

@@ -66,10 +66,17 @@ def collect(out, cpu: str) -> None:
     magic = _jit.host_magic()
     if magic[1] != cpu:
         raise RuntimeError(f"numba targets {magic[1]}, not {cpu}: set NUMBA_CPU_NAME={cpu}")
-    src = _jit.numba_cache_dir() / _jit.cache_subpath(_jit.KERNELS_DIR)
-    files = sorted(f for f in src.iterdir() if f.suffix in (".nbi", ".nbc"))
+    root = _jit.numba_cache_dir()
+    files = []
+    for d in sorted({_jit.KERNELS_DIR, *(p.parent for p in _jit.KERNELS_DIR.rglob("*.py"))}):
+        src = root / _jit.cache_subpath(d)  # numba keeps each source folder's apart
+        if src.is_dir():
+            files += sorted(f for f in src.iterdir() if f.suffix in (".nbi", ".nbc"))
     if not files:
-        raise RuntimeError(f"no compiled kernels in {src}")
+        raise RuntimeError(f"no compiled kernels under {root}")
+    names = [f.name for f in files]
+    if len(set(names)) != len(names):  # one folder in the wheel: names must not meet
+        raise RuntimeError(f"two kernels' cache files share a name: {sorted(names)}")
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)

@@ -19,7 +19,7 @@ import threading
 
 import numpy as np
 
-from .kernels.scratch import Scratch, new_scratch
+from .kernels.scene.scratch import Scratch, new_scratch
 
 __all__ = ["Workspace", "thread_workspace"]
 

@@ -165,6 +165,41 @@ def test_imports_point_down_the_layers():
     assert wrong == []
 
 
+# the kernels' subjects (planning_collision/kernels/*/): each imports its own, lower ones and
+# the one door to numba (kernels/_jit.py); robot and scene stand side by side
+KERNEL_LAYERS = {
+    "_jit": 0,
+    "base": 1,
+    "convex": 2,
+    "scene": 3,
+    "robot": 3,
+    "checker": 4,
+    "planner": 5,
+}
+
+
+def test_the_kernels_subjects_import_down_their_layers():
+    modules, edges, _ = _graph("planning_collision")
+
+    def subject(m: str) -> str | None:
+        parts = m.split(".")
+        return parts[2] if len(parts) > 2 and parts[1] == "kernels" else None
+
+    kernels = {m for m in modules if subject(m) is not None}
+    unknown = {subject(m) for m in kernels} - set(KERNEL_LAYERS)
+    assert not unknown, f"kernel subjects without a layer: {unknown}"
+    assert len({subject(m) for m in kernels}) == len(KERNEL_LAYERS)
+    wrong = [
+        f"{m} imports {t}"
+        for m in kernels
+        for t in edges[m]
+        if subject(t) is None  # a kernel imports kernels only
+        or subject(t) != subject(m)
+        and KERNEL_LAYERS[subject(t)] >= KERNEL_LAYERS[subject(m)]
+    ]
+    assert wrong == []
+
+
 @pytest.mark.parametrize("folder", sorted(MAPPED))
 def test_plugins_robots_and_demos_import_the_engine_never_the_reverse(folder):
     name = MAPPED[folder]

@@ -14,7 +14,7 @@ import pytest
 import planning_collision as pc
 from planning_collision import robots
 from planning_collision.kernels._jit import cached_signatures
-from planning_collision.kernels.clock import HAS_CLOCK as K_HAS_CLOCK
+from planning_collision.kernels.base.clock import HAS_CLOCK as K_HAS_CLOCK
 from planning_collision.testing.edges import dense_first_collision, rrt_edges, thin_obstacles
 
 FINGERS = {"panda_finger_joint1": 0.065, "panda_finger_joint2": 0.065}
@@ -448,8 +448,8 @@ def test_q_of_another_array_type_gets_the_same_answer_without_a_second_compile(p
     """`is_valid` passes q to its sealed kernel unchecked: a list, float32, read-only or
     strided q is numba's TypeError there, then checked and converted; a read-only Q or q0
     is copied (as another numba type it would compile every kernel again)."""
-    from planning_collision.kernels import edges as E
-    from planning_collision.kernels import states as K
+    from planning_collision.kernels.checker import edges as E
+    from planning_collision.kernels.checker import states as K
 
     q = READY
     want = checker.is_valid(q)
@@ -516,7 +516,7 @@ def test_stats_count_states_edges_and_queries_and_reset(panda, rng):
     s = checker.stats
     assert s["states"] >= 12 and s["edges"] == 1 and s["distance_queries"] > 0
     assert s["bv_tests"] > 0 and s["seconds"] > 0
-    # is_valid's and the edges' kernels time themselves (kernels/clock.py): in seconds,
+    # is_valid's and the edges' kernels time themselves (kernels/base/clock.py): in seconds,
     # within the wall time
     checker.reset_stats()
     t0 = time.perf_counter()
@@ -538,10 +538,10 @@ def test_the_checker_kernels_compile_once_each(panda, checker, rng):
     (True, 0) would compile a kernel once more per value, seconds of a user's first call;
     FK from Python (the robot's read-only model) and inside the checker (its model table's
     views) are one compile."""
-    from planning_collision.kernels import check_core as C
-    from planning_collision.kernels import edges as E
-    from planning_collision.kernels import fk as F
-    from planning_collision.kernels import states as K
+    from planning_collision.kernels.checker import check_core as C
+    from planning_collision.kernels.checker import edges as E
+    from planning_collision.kernels.checker import states as K
+    from planning_collision.kernels.robot import fk as F
 
     q0, q1 = panda.random_configurations(2, rng)
     panda.fk(q0)

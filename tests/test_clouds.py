@@ -1,6 +1,6 @@
-"""Sensed obstacles: the cloud path (cloud_blocks.py, kernels/cloud.py), replacing a cloud
+"""Sensed obstacles: the cloud path (cloud_blocks.py, kernels/scene/cloud.py), replacing a cloud
 in place, the voxel filter's containment, the oriented-box bounds of the traversal
-(kernels/boxes.py), against brute-force numpy distances to every point."""
+(kernels/scene/boxes.py), against brute-force numpy distances to every point."""
 
 import threading
 
@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 import planning_collision as pc
 from planning_collision.cloud_blocks import CLOUD_LEAF, compile_cloud, voxel_filter
-from planning_collision.kernels.boxes import obb_apart, obb_sqgap, query_obb
-from planning_collision.kernels.bvh import STACK_SIZE
+from planning_collision.kernels.scene.boxes import obb_apart, obb_sqgap, query_obb
+from planning_collision.kernels.scene.bvh import STACK_SIZE
 from planning_collision.testing.naive import point_segment
 from planning_collision.testing.sampling import random_rotation
 

@@ -1,9 +1,9 @@
-"""The kernels' codes (kernels/codes.py): each an np.int64 defined once, kinds in ranges that
+"""The kernels' codes (kernels/base/codes.py): each an np.int64 defined once, kinds in ranges that
 do not overlap, so a code read where another kind was meant matches nothing."""
 
 import numpy as np
 
-from planning_collision.kernels import codes
+from planning_collision.kernels.base import codes
 
 # the small numbers and sentinels the module gives besides codes (its doc says why)
 NOT_CODES = {"ZERO", "ONE", "TWO", "THREE", "FOUR", "YES", "NO", "SECOND_POSE", "MISSING",

@@ -16,7 +16,7 @@ import trimesh
 import planning_collision as pc
 from planning_collision import notices
 from planning_collision.checker import bounds as bounds_module
-from planning_collision.kernels.containment import triangle_piece_violation
+from planning_collision.kernels.convex.containment import triangle_piece_violation
 from planning_collision.robot import Robot, convexify, vhacd
 from planning_collision.robot import geometry as geometry_module
 

@@ -32,7 +32,7 @@ class _Dispatcher:
             pass
 
         f.__name__ = name
-        f.__module__ = "planning_collision.kernels.states"
+        f.__module__ = "planning_collision.kernels.checker.states"
         self.py_func = f
 
 

@@ -21,7 +21,7 @@ def test_compiles_of_our_kernels_run_with_the_compile_thresholds_then_the_caller
     mine = (123, 4, 5)
     gc.set_threshold(*mine)
     try:
-        ours, theirs = _event("planning_collision.kernels.gjk"), _event("numpy.linalg")
+        ours, theirs = _event("planning_collision.kernels.convex.gjk"), _event("numpy.linalg")
         listener.on_start(theirs)
         assert gc.get_threshold() == mine  # another library's compile: left alone
         listener.on_end(theirs)
@@ -39,14 +39,14 @@ def test_compiles_of_our_kernels_run_with_the_compile_thresholds_then_the_caller
 
 
 def test_a_kernels_cache_stamp_covers_every_file_of_the_package(tmp_path, monkeypatch):
-    """numba keys a cached function on its own file; ours add a digest of kernels/*.py, so
+    """numba keys a cached function on its own file; ours add a digest of kernels/**/*.py, so
     an edit to an inlined helper or the workspace layout recompiles every kernel."""
     import importlib.util
     import shutil
 
     import numba
 
-    from planning_collision.kernels import motion_bounds
+    from planning_collision.kernels.robot import motion_bounds
 
     if _jit.JIT_DISABLED:
         pytest.skip("no numba cache: NUMBA_DISABLE_JIT")
@@ -68,7 +68,8 @@ def test_a_kernels_cache_stamp_covers_every_file_of_the_package(tmp_path, monkey
     _jit.package_stamp.cache_clear()
     try:
         before = _jit.package_stamp()
-        (copy / "check_types.py").write_text((copy / "check_types.py").read_text() + "\n# x\n")
+        edited = copy / "checker" / "check_types.py"  # a file in a subpackage counts too
+        edited.write_text(edited.read_text() + "\n# x\n")
         _jit.package_stamp.cache_clear()
         assert _jit.package_stamp() != before
     finally:
@@ -77,7 +78,7 @@ def test_a_kernels_cache_stamp_covers_every_file_of_the_package(tmp_path, monkey
 
 
 # (kernel, parameter) typed as a literal by design: a traversal's `depth` picks the pair
-# query with or without penetration depth (EPA) when it is compiled (kernels/traversal.py)
+# query with or without penetration depth (EPA) when it is compiled (kernels/scene/traversal.py)
 # `depth` is literal by design: True compiles EPA into the traversal, False leaves it out
 WANTED = {("traverse", "depth")}
 
@@ -120,8 +121,8 @@ def test_no_kernel_is_compiled_for_a_literal_constant():
     for method in ("dichotomy", "ca", "discrete"):
         checker.check_edge(q0, q1, method=method)
     literal = []
-    for info in pkgutil.iter_modules(kernels.__path__):
-        module = importlib.import_module(f"{kernels.__name__}.{info.name}")
+    for info in pkgutil.walk_packages(kernels.__path__, f"{kernels.__name__}."):
+        module = importlib.import_module(info.name)
         for name, k in vars(module).items():
             if not isinstance(k, CPUDispatcher) or k.py_func.__module__ != module.__name__:
                 continue
@@ -159,9 +160,9 @@ def test_the_intrinsics_have_plain_python_twins():
 
     import numpy as np
 
-    from planning_collision.kernels.clock import _python_monotonic_ns
-    from planning_collision.kernels.handles import array_table, rows, table_view
-    from planning_collision.kernels.scratch import Scratch, new_scratch
+    from planning_collision.kernels.base.clock import _python_monotonic_ns
+    from planning_collision.kernels.checker.handles import array_table, rows, table_view
+    from planning_collision.kernels.scene.scratch import Scratch, new_scratch
 
     sc = new_scratch(3, 5)
     h = array_table(rows(sc))

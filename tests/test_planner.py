@@ -1,6 +1,7 @@
-"""The compiled planner (planning_collision/planner.py, kernels/planner.py): certified paths
-on real robots in real scenes, checked by the checker and by python-fcl on the exact meshes;
-repeatable seeds, several goals, continuous and prismatic joints, time limits, threads."""
+"""The compiled planner (planning_collision/planner.py, kernels/planner/rrt_connect.py):
+certified paths on real robots in real scenes, checked by the checker and by python-fcl on
+the exact meshes; repeatable seeds, several goals, continuous and prismatic joints, time
+limits, threads."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import planning_collision as pc
 from planning_collision import robots
 from planning_collision.demos.scenes import panda_shelf, piano_room, planar_arm_gap
 from planning_collision.io import load_mbm, mbm_path
-from planning_collision.kernels import planner as K
+from planning_collision.kernels.planner import rrt_connect as K
 from planning_collision.planner import SLICE
 
 

@@ -7,7 +7,7 @@ import pytest
 
 import planning_collision as pc
 from planning_collision.geometry import poses
-from planning_collision.kernels import public
+from planning_collision.kernels.convex import public
 
 
 @pytest.mark.parametrize(

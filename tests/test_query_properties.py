@@ -27,7 +27,7 @@ from hypothesis.extra import numpy as hnp
 import planning_collision as pc
 from planning_collision import Box, Capsule, Cone, Convex, Cylinder, Halfspace, Sphere
 from planning_collision.geometry import shape_table
-from planning_collision.kernels.pair import (
+from planning_collision.kernels.convex.pair import (
     new_workspace,
     pair_distance,
     pair_distance_batch,

@@ -15,7 +15,7 @@ from planning_collision.io.urdf import (
     read_urdf,
     validate_urdf,
 )
-from planning_collision.kernels.fk import fk_batch
+from planning_collision.kernels.robot.fk import fk_batch
 from planning_collision.robot import Robot
 
 PLANAR = Path(robots.__file__).parent / "planar_arm" / "planar_arm.urdf"

@@ -18,7 +18,7 @@ from scipy.spatial import ConvexHull, QhullError
 from planning_collision import robots
 from planning_collision.geometry import Box, Convex, Cylinder, Sphere
 from planning_collision.io.urdf import read_urdf
-from planning_collision.kernels.tolerances import CONTAIN_TOL
+from planning_collision.kernels.base.tolerances import CONTAIN_TOL
 from planning_collision.robot import Robot, convexify_mesh, decompose_mesh
 from planning_collision.robot.convexify import MAX_DEPTH
 from tests.conftest import example_robot_data_or_skip

@@ -4,14 +4,14 @@ farther in the pair's lowest-common-ancestor frame than the pair bound allows.""
 
 import os
 
-import numba
 import numpy as np
 import pytest
 
 from planning_collision import robots
 from planning_collision.geometry import Box, Convex, Cylinder, Sphere
-from planning_collision.kernels.fk import fk
-from planning_collision.kernels.motion_bounds import motion_bounds
+from planning_collision.kernels._jit import kernel  # its cache recompiles past a stale index
+from planning_collision.kernels.robot.fk import fk
+from planning_collision.kernels.robot.motion_bounds import motion_bounds
 
 N_TIMES = 50
 NO_JIT = os.environ.get("NUMBA_DISABLE_JIT") == "1"
@@ -47,7 +47,7 @@ def _link_vertices(robot):
     return np.concatenate(links), np.ascontiguousarray(np.concatenate(pts))
 
 
-@numba.njit(cache=True)
+@kernel
 def _moved_over_bound(P, vsel, mu_v, dt, worst):
     """max(worst, moved / bound) over vertices vsel and time pairs (0, k), (k - 1, k), where
     P (n_times, n_verts, 3) are positions and mu_v[v] the bound per unit t of vertex v."""
@@ -68,7 +68,7 @@ def _moved_over_bound(P, vsel, mu_v, dt, worst):
     return worst
 
 
-@numba.njit(cache=True)
+@kernel
 def _positions(T, frame, vlink, vpts, P):
     """P[k, v] = frame[k] @ T[k, vlink[v]] @ vpts[v] for every time k and vertex v."""
     for k in range(T.shape[0]):
@@ -83,7 +83,7 @@ def _positions(T, frame, vlink, vpts, P):
                 P[k, v, r] = F[r, 0] * wx + F[r, 1] * wy + F[r, 2] * wz + F[r, 3]
 
 
-@numba.njit(cache=True)
+@kernel
 def _worst_link_ratio(model, R, Q0, Q1, ts, vlink, vpts, slot):
     """Over all motions Q0[i] -> Q1[i]: max moved / (mu |t - s|) over every vertex and time
     pairs (0, k), (k - 1, k), world frame, with FK and mu from the robot's own kernels (FK is
@@ -203,12 +203,12 @@ def test_pair_bound_covers_both_links_moving_in_their_common_ancestor_frame(name
 
 @pytest.mark.parametrize("name", ["panda", "ur5", "planar_arm", "planar_arm+fingers", "free_flyer"])
 def test_local_bound_holds_around_the_posed_configuration(name, rng):
-    """The checker's local bounds (kernels/motion_bounds.py): within |t - s| <= h of a posed
+    """The checker's local bounds (kernels/robot/motion_bounds.py): within |t - s| <= h of a posed
     configuration q(s), no vertex of a link moves farther than A(s) h + B h^2 / 2, nor
     than S(s) h + alpha h^2 / 2 (world frame), and for a self pair the two links'
     displacements in their LCA frame add up to no more than the pair's. A is below the
     global rate mu, and S below A, on most motions, else they would not be worth their cost."""
-    from planning_collision.kernels.motion_bounds import growth, rate
+    from planning_collision.kernels.robot.motion_bounds import growth, rate
     from planning_collision.robot.geometry import link_spheres
 
     if name in ("panda", "ur5"):

@@ -17,7 +17,7 @@ from scipy.sparse.csgraph import connected_components
 import planning_collision as pc
 from planning_collision.bvh import build_bvh, build_bvh_forest, sah_bvh_forest
 from planning_collision.geometry.clouds import PointCloud, VoxelGrid
-from planning_collision.kernels.bvh import (
+from planning_collision.kernels.scene.bvh import (
     SAH_MAX_DEPTH,
     STACK_SIZE,
     overlap_components,
@@ -563,13 +563,13 @@ def test_scene_kernels_run_as_plain_python_with_numba_disabled():
 
 
 def test_nearest_only_kernels_write_one_row_and_the_batch_leaves_best_clean(rng):
-    from planning_collision.kernels.scene_calls import (
+    from planning_collision.kernels.scene.scene_calls import (
         scene_collide_batch,
         scene_min_distance_batch,
         scene_traverse,
     )
-    from planning_collision.kernels.scratch import new_scratch
-    from planning_collision.kernels.traversal import DISTANCE
+    from planning_collision.kernels.scene.scratch import new_scratch
+    from planning_collision.kernels.scene.traversal import DISTANCE
 
     s = Scene()
     for _ in range(30):
@@ -616,8 +616,8 @@ def test_nearest_only_kernels_write_one_row_and_the_batch_leaves_best_clean(rng)
     bound=st.one_of(st.floats(-1.0, 2.0), st.just(np.inf)),
 )
 def test_squared_prune_test_equals_the_lower_bound_test(s, b, qr, bound):
-    from planning_collision.kernels.boxes import lower_bound as _lower_bound
-    from planning_collision.kernels.boxes import pruned as _pruned
+    from planning_collision.kernels.scene.boxes import lower_bound as _lower_bound
+    from planning_collision.kernels.scene.boxes import pruned as _pruned
 
     lb = _lower_bound(s, b, qr)
     # away from a tie the squared test decides as the bound does; at a tie (within

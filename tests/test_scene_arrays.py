@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import planning_collision as pc
 from planning_collision.io import MBM_SETS, load_mbm, mbm_path
 from planning_collision.io.scene_files import ObstacleRecord
-from planning_collision.kernels.tolerances import WORLD_LIMIT
+from planning_collision.kernels.base.tolerances import WORLD_LIMIT
 from planning_collision.testing.sampling import random_pose
 from tests.conftest import load_panda
 

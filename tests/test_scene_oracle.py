@@ -38,7 +38,7 @@ import planning_collision as pc
 from planning_collision.geometry.clouds import PointCloud, VoxelGrid
 from planning_collision.geometry.pack import shape_table
 from planning_collision.io import mbm_path
-from planning_collision.kernels.pair import pair_distance_batch
+from planning_collision.kernels.convex.pair import pair_distance_batch
 from planning_collision.scene import Scene
 from planning_collision.testing.sampling import KINDS, random_pose, random_shape
 

@@ -1,4 +1,4 @@
-"""Self-pair clearance tables (kernels/self_tables.py): a cell's bound never exceeds the
+"""Self-pair clearance tables (kernels/robot/self_tables.py): a cell's bound never exceeds the
 pair's distance anywhere in the cell (the pair queries are the oracle), edges across the
 Panda's wrist self-collisions are never called free (dense sampling on the exact pieces),
 and the tables' on-disk cache (and the outer hulls') is used and survives a damaged file."""
@@ -259,7 +259,7 @@ def test_a_joint_held_by_its_limits_is_no_table_axis():
 
 @pytest.mark.parametrize("name", ["panda", "ur5"])
 def test_each_outer_hull_is_a_subset_of_its_pieces_points_swept_farther(name, panda):
-    """What the self pairs' boolean test relies on (kernels/check_core.py `self_test`): an
+    """What the self pairs' boolean test relies on (kernels/checker/check_core.py `self_test`): an
     outer hull's core is a subset of its piece's points and its radius is at least the
     piece's, or it is the piece itself. So the outer cores within the pieces' radii
     means the pieces overlap."""
@@ -290,7 +290,7 @@ def test_the_outer_test_tells_apart_overlapping_unknown_and_certain(panda, check
     """overlap_within on the outer hulls of self pairs, against the exact signed
     distances of the pieces: APART only when the pieces are apart, CORES_WITHIN only when
     they overlap, UNKNOWN only when the outer hulls overlap; all three happen."""
-    from planning_collision.kernels.pair import (
+    from planning_collision.kernels.convex.pair import (
         APART,
         CORES_WITHIN,
         UNKNOWN,

@@ -1,4 +1,4 @@
-"""The working range (kernels/tolerances.py WORLD_LIMIT, 10 km): outside it shapes, poses,
+"""The working range (kernels/base/tolerances.py WORLD_LIMIT, 10 km): outside it shapes, poses,
 scenes and robots are refused with a ValueError naming the field and the value; inside it,
 obstacles as large as it allows give the answers of small ones."""
 
@@ -94,7 +94,7 @@ def _answers(robot, shape, T, Q):
 def test_walls_as_large_as_the_range_allows_answer_as_small_walls_do(panda, rng):
     """A wall through the Panda's workspace as a mesh and as a box, 4 m wide and as wide as
     the range allows: the same verdicts on 300 configurations (without the range, a 1e9 m
-    wall let links through it: kernels/tolerances.py)."""
+    wall let links through it: kernels/base/tolerances.py)."""
     Q = panda.random_configurations(300, rng)
     small = _answers(panda, _wall_mesh(2.0), np.eye(4), Q)
     assert 30 < small.sum() < 270  # the wall matters

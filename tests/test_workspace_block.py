@@ -8,10 +8,10 @@ import pytest
 import planning_collision as pc
 from planning_collision import robots
 from planning_collision.checker import model as M
-from planning_collision.kernels.check_types import CheckBuffers
-from planning_collision.kernels.handles import array_table, rows
-from planning_collision.kernels.records import FIELDS, allocate
-from planning_collision.kernels.scratch import WARM_SLOTS, Scratch, new_scratch
+from planning_collision.kernels.base.records import FIELDS, allocate
+from planning_collision.kernels.checker.check_types import CheckBuffers
+from planning_collision.kernels.checker.handles import array_table, rows
+from planning_collision.kernels.scene.scratch import WARM_SLOTS, Scratch, new_scratch
 
 
 @pytest.fixture(scope="module")

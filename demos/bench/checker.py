@@ -349,10 +349,10 @@ def free_edge_bands(r: dict) -> list:
 
 def bound_ratios(worlds, edges, n: int = 2000) -> dict:
     """How much tighter the local rates are than the global bound mu at the middle of the
-    recorded edges (kernels/motion_bounds.py): medians of mu / A and mu / S over the moving
+    recorded edges (kernels/robot/motion_bounds.py): medians of mu / A and mu / S over the moving
     bodies, links against the scene and self pairs apart."""
     import planning_collision as pc
-    from planning_collision.kernels.motion_bounds import rate
+    from planning_collision.kernels.robot.motion_bounds import rate
 
     out = {"links": ([], []), "self pairs": ([], [])}
     checkers = {}

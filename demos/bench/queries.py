@@ -128,8 +128,8 @@ def _gjk_rounds(tab_a, tab_b, idx, Ta, Tb, step=20):
     """Mean support rounds (calls of the two-shape support) gjk_core makes per separated
     pair, counted on every `step`-th pair (shape indices idx, poses Ta, Tb) by running
     gjk_core's Python source with a counting support (its helpers stay compiled)."""
-    from planning_collision.kernels import gjk
-    from planning_collision.kernels.pair import new_workspace
+    from planning_collision.kernels.convex import gjk
+    from planning_collision.kernels.convex.pair import new_workspace
 
     calls = [0]
     compiled = gjk._support_pair
@@ -160,7 +160,7 @@ def _support_floor_ns(tab_a, tab_b, idx, Ta, Tb, rounds_list, repeats):
     tests: a lower bound for GJK on these pairs. The chain compiles once for all counts."""
     import numba
 
-    from planning_collision.kernels.support import points_support_soa
+    from planning_collision.kernels.convex.support import points_support_soa
 
     @numba.njit(error_model="numpy")
     def chain(vsa, vsb, vst_a, vst_b, brad_a, brad_b, idx, Ta, Tb, rounds, buf, out):
@@ -237,7 +237,7 @@ def bench_pair_type(pair_type, n_batch, n_python, repeats, rng):
 
     import planning_collision as pc
     from planning_collision.geometry import shape_table
-    from planning_collision.kernels.pair import pair_distance_batch, pair_overlap_batch
+    from planning_collision.kernels.convex.pair import pair_distance_batch, pair_overlap_batch
     from planning_collision.testing.peers import to_fcl
 
     pairs = make_pairs(pair_type, n_batch, rng)
@@ -365,7 +365,7 @@ def _first_call_seconds() -> dict:
     pc.collide(pc.Cone(0.1, 0.2), np.eye(4), pc.Box((0.2, 0.2, 0.2)), T)
     t_coll = time.perf_counter() - t0
     from planning_collision.geometry import shape_table
-    from planning_collision.kernels.pair import pair_distance_batch
+    from planning_collision.kernels.convex.pair import pair_distance_batch
 
     tab = shape_table([pc.Cone(0.1, 0.2), pc.Box((0.2, 0.2, 0.2))])
     t0 = time.perf_counter()

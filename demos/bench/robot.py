@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
 
     from planning_collision import robots
-    from planning_collision.kernels.fk import fk_batch
+    from planning_collision.kernels.robot.fk import fk_batch
 
     t = time.perf_counter()
     robot = robots.load(a.robot)

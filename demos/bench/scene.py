@@ -50,15 +50,18 @@ import planning_collision as pc
 from planning_collision.bvh import build_bvh, sah_bvh_forest
 from planning_collision.demos.bench.factory_scene import HALL, factory_objects
 from planning_collision.kcd import ObjectBlock, flatten
-from planning_collision.kernels.bvh import FlatBVH
-from planning_collision.kernels.layout import OUT_SIZE
-from planning_collision.kernels.scene_baseline import (
+from planning_collision.kernels.base.layout import OUT_SIZE
+from planning_collision.kernels.scene.bvh import FlatBVH
+from planning_collision.kernels.scene.scene_baseline import (
     all_pairs_collide_batch,
     all_pairs_min_distance_batch,
 )
-from planning_collision.kernels.scene_calls import scene_collide_batch, scene_min_distance_batch
-from planning_collision.kernels.scratch import new_scratch
-from planning_collision.kernels.traversal import FlatScene
+from planning_collision.kernels.scene.scene_calls import (
+    scene_collide_batch,
+    scene_min_distance_batch,
+)
+from planning_collision.kernels.scene.scratch import new_scratch
+from planning_collision.kernels.scene.traversal import FlatScene
 from planning_collision.primitives import concat_primitives, query_block
 from planning_collision.scene import Scene
 from planning_collision.testing.sampling import random_rotations

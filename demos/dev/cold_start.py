@@ -47,7 +47,7 @@ ENTRY_POINTS = {
     ),
     "pair_distance_batch": (
         "from planning_collision.geometry import shape_table\n"
-        "from planning_collision.kernels.pair import pair_distance_batch\n"
+        "from planning_collision.kernels.convex.pair import pair_distance_batch\n"
         "tab = shape_table([pc.Cone(0.1, 0.2), pc.Box((0.2, 0.2, 0.2))])\n"
         "ia, ib, out = np.array([0]), np.array([1]), np.empty((1, 10))",
         "pair_distance_batch(tab, ia, np.eye(4)[None], tab, ib, T[None], np.inf, out)",

@@ -31,7 +31,7 @@ import numpy as np
 def _outside(pieces: list, points: np.ndarray) -> tuple[float, float]:
     """(worst distance outside the union of `pieces` in metres, 0 if none; share outside)."""
     import planning_collision as pc
-    from planning_collision.kernels.tolerances import CONTAIN_TOL
+    from planning_collision.kernels.base.tolerances import CONTAIN_TOL
     from planning_collision.robot.convexify import hull_planes
 
     viol = np.full(len(points), np.inf)

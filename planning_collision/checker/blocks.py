@@ -1,8 +1,8 @@
 """A workspace's arrays in one allocation, with their address table written from offsets.
 
 A checker makes a workspace per thread and per scene edit, and a planner that builds a
-scene per problem makes one per problem. Allocated record by record (kernels/records.py
-`allocate`) and addressed array by array (kernels/handles.py `array_table`: numpy gives an
+scene per problem makes one per problem. Allocated record by record (kernels/base/records.py
+`allocate`) and addressed array by array (kernels/checker/handles.py `array_table`: numpy gives an
 array's address in ~1 µs), a checker's ~33 arrays took ~200 µs. Their layout depends only
 on the sizes, so `BlockLayout` learns it once from prototype records (allocated and
 addressed the declared way, `array_table` checking every array), and `new` then makes
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.handles import array_table, rows
-from ..kernels.records import FIELDS
+from ..kernels.base.records import FIELDS
+from ..kernels.checker.handles import array_table, rows
 
 ALIGN = 64  # bytes: every array starts on a cache line
 
@@ -36,7 +36,7 @@ def _contents(a: np.ndarray, fill) -> tuple[int, object]:
 
 
 class BlockLayout:
-    """Where each array of `prototypes` (records of `kernels.records`, not nested) lives
+    """Where each array of `prototypes` (records of `kernels.base.records`, not nested) lives
     in one block, what it holds when new, and the prototypes' address table with the
     block's offsets in place of their addresses."""
 

@@ -12,7 +12,7 @@ Each piece (in its own frame) gets, besides its bounding ball (``ShapeTable.brad
   Panda's self pairs: 219 vs 731 ns per boolean query). Because S is a subset of the
   piece's own points, conv(S) swept by the piece's radius lies inside the piece: when the
   outer hulls' cores come within the pieces' radii the pieces overlap, which the same GJK
-  proves (kernels/pair.py `overlap_within`). Only pairs whose outer hulls touch without
+  proves (kernels/convex/pair.py `overlap_within`). Only pairs whose outer hulls touch without
   that need the exact one; tests/test_self_tables.py checks the subset on two robots.
 
 Pieces that are primitives, or hulls with few vertices, are their own outer hull.
@@ -25,7 +25,7 @@ import logging
 import numpy as np
 
 from ..geometry import Box, Capsule, Cone, Convex, Cylinder, Sphere, shape_table
-from ..kernels.tolerances import CONTAIN_TOL
+from ..kernels.base.tolerances import CONTAIN_TOL
 from ..robot.cache import read_entry, write_entry
 from ..robot.progress import Progress
 

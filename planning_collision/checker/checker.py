@@ -44,11 +44,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ..geometry.validate import bool_flag, real_array
-from ..kernels import edges as E
-from ..kernels import states as K
 from ..kernels._jit import call_checked, seal
-from ..kernels.scratch import BV_TESTS, PAIR_TESTS
-from ..kernels.tolerances import DEFAULT_ETA
+from ..kernels.base.tolerances import DEFAULT_ETA
+from ..kernels.checker import edges as E
+from ..kernels.checker import states as K
+from ..kernels.scene.scratch import BV_TESTS, PAIR_TESTS
 from ..processes import fork_safe, serial_batches
 from ..results import Contact, EdgeResult, PathResult
 from ..stamps import LATEST
@@ -246,7 +246,7 @@ class CollisionChecker(DistanceQueries, CheckerSettings):
 
     def _raise_bad_q(self, code: int, q, name: str):
         """Explain a BAD_Q code of a kernel (the kernel found q non-finite or outside the
-        joint limits; see kernels/check_core.q_code)."""
+        joint limits; see kernels/checker/check_core.q_code)."""
         dof = self.robot.dof
         k = code - BAD_Q
         if k < dof:
@@ -327,7 +327,7 @@ class CollisionChecker(DistanceQueries, CheckerSettings):
         except AttributeError:
             ws = self._workspace(b)
         kernel = _ENTRY.get(code_m)
-        try:  # this call's settings, one record (kernels/edges.py EdgeRequest)
+        try:  # this call's settings, one record (kernels/checker/edges.py EdgeRequest)
             request = b.requests[check_start, first]
         except (KeyError, TypeError):  # not met before, or check_start not a bool
             request = None
@@ -365,7 +365,7 @@ class CollisionChecker(DistanceQueries, CheckerSettings):
             scale = float(d.max())  # |q1 - q0| without overflow (continuous joints at 1e300)
             length = scale * float(np.linalg.norm(d / scale)) if scale > 0.0 else 0.0
             steps = length / (self.resolution * self._extent)
-            # the bisection queue's room (kernels/edges.py) caps the states
+            # the bisection queue's room (kernels/checker/edges.py) caps the states
             n_steps = 2 * QUEUE if not steps < 2 * QUEUE else max(1, math.ceil(steps))
         request = b.request(check_start, first)
         m = b.model
@@ -379,7 +379,7 @@ class CollisionChecker(DistanceQueries, CheckerSettings):
         return kernel(m.table, ws.table, q0, q1, ws.request, ws.out)
 
     def edge_request(self, check_start: bool, first: bool = False) -> np.ndarray:
-        """The edge kernels' settings (kernels/edges.py `EdgeRequest`) for this checker's
+        """The edge kernels' settings (kernels/checker/edges.py `EdgeRequest`) for this checker's
         padding, eta and caches: shared, never written; a new one when a setting changes
         (with new workspaces: call `bind` again too)."""
         return self._current().request(check_start, first)
@@ -483,7 +483,7 @@ class CollisionChecker(DistanceQueries, CheckerSettings):
         states posed, edges, distance queries, BV tests, narrowphase pairs, self-pair
         tests, front hits and builds, endpoint-cache hits, and seconds inside kernels
         (wall time of the compiled calls; `is_valid`'s and the edges' are timed inside
-        them, by kernels/clock.py, and not at all where it has no clock: Windows)."""
+        them, by kernels/base/clock.py, and not at all where it has no clock: Windows)."""
         total = self._ws.totals()
         out = {k: int(total[i]) for k, i in _COUNTERS.items()}
         out["seconds"] = self._seconds + int(total[K.KERNEL_NS]) * 1e-9

@@ -24,7 +24,7 @@ import weakref
 import numpy as np
 
 from ..geometry.validate import bool_flag, real_scalar
-from ..kernels import states as K
+from ..kernels.checker import states as K
 from ..results import Contact, LinkDistances
 from ..robot.rigid import rigid_roots
 from .model import CheckModel, CheckWorkspace, body_distances, robot_part

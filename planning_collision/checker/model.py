@@ -1,5 +1,6 @@
 """The checker's flat model of a robot and a scene, and its per-thread workspace, as the
-address tables the compiled entry points take (kernels/handles.py, kernels/check_core.py).
+address tables the compiled entry points take (kernels/checker/handles.py and
+check_core.py).
 
 Bodies: the robot's collision links first (each against the scene), then the checked
 self-collision pairs (the ACM's complement), each with its motion-bound row. By default a
@@ -15,12 +16,12 @@ import weakref
 
 import numpy as np
 
-from ..kernels import edges as E
-from ..kernels import states as K
-from ..kernels.check_types import CheckBuffers, CheckRobot
-from ..kernels.handles import array_table, record_table, rows
-from ..kernels.records import allocate
-from ..kernels.scratch import WARM_SLOTS, new_scratch
+from ..kernels.base.records import allocate
+from ..kernels.checker import edges as E
+from ..kernels.checker import states as K
+from ..kernels.checker.check_types import CheckBuffers, CheckRobot
+from ..kernels.checker.handles import array_table, record_table, rows
+from ..kernels.scene.scratch import WARM_SLOTS, new_scratch
 from ..processes import fork_safe
 from ..results import LinkDistances
 from ..robot.cache import derived_cache_file
@@ -78,7 +79,7 @@ def _bounds(robot):
 
 
 def _local_bounds(robot, links, pairs) -> tuple:
-    """The CheckRobot fields of the local motion bounds (kernels/motion_bounds.py)."""
+    """The CheckRobot fields of the local motion bounds (kernels/robot/motion_bounds.py)."""
     centre, radius = link_spheres(robot.collision, len(robot.link_names))
     start, term, weight = robot.bounds.body_terms(links, pairs)
     return centre, radius, start, term, weight
@@ -353,7 +354,7 @@ class CheckWorkspace:
         layout = workspace_layout(*self.sizes)
         (self.scratch, self.buffers), self.table = layout.new()
         self.counts = self.scratch.counts
-        self.out = np.zeros(4)  # an edge check's result (kernels/edges.py ENTRY_POINTS)
+        self.out = np.zeros(4)  # an edge check's result (kernels/checker/edges.py ENTRY_POINTS)
         # a discrete edge's EdgeRequest (its own number of states), written per call
         self.request = np.zeros(len(E.EdgeRequest._fields))
         self.holders = 0
@@ -381,8 +382,8 @@ class CheckWorkspace:
     def forget_scene(self) -> None:
         """What a new scene must not read, and only that (a workspace handed on to the next
         model: checker/workspaces.py): the front lists, and every endpoint-cache entry (a
-        NaN first coordinate matches no configuration: kernels/edge_state.py cache_slot).
-        GJK warm starts stay: any start direction is correct (kernels/scratch.py). ~2 us
+        NaN first coordinate matches no configuration: kernels/checker/edge_state.py cache_slot).
+        GJK warm starts stay: any start direction is correct (kernels/scene/scratch.py). ~2 us
         where `forget` writes ~300 kB."""
         self.buffers.front_n[:] = -1
         self.buffers.ec_q[:, 0] = np.nan

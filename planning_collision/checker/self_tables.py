@@ -1,4 +1,4 @@
-"""Building the self-pair clearance tables the checker reads (kernels/self_tables.py says
+"""Building the self-pair clearance tables the checker reads (kernels/robot/self_tables.py says
 what they hold and how they are used).
 
 A checked self pair gets a table when at most two configuration coordinates lie between its

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..geometry.validate import bool_flag, length_scalar, positive_scalar
-from ..kernels import edges as E
+from ..kernels.checker import edges as E
 
 __all__ = ["QUERY_BUDGET", "CheckerSettings", "Settings", "edge_settings", "make_request"]
 
@@ -51,7 +51,8 @@ def edge_settings(padding, eta, cache, front_lists) -> dict:
 
 
 def make_request(s: Settings, check_start: bool, first: bool):
-    """The edge kernels' request record (kernels/edges.py `EdgeRequest`) under settings s."""
+    """The edge kernels' request record (kernels/checker/edges.py `EdgeRequest`) under
+    settings s."""
     return E.edge_request(
         margin=s.padding, eta=s.eta, n_steps=1, check_start=check_start, use_cache=s.cache,
         front=s.front, budget=QUERY_BUDGET, first=first,

@@ -26,7 +26,7 @@ import weakref
 import numba
 import numpy as np
 
-from ..kernels.scratch import N_COUNTS
+from ..kernels.scene.scratch import N_COUNTS
 from ..processes import fork_safe
 from .model import CheckModel, CheckWorkspace
 from .settings import Settings, make_request

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import layout as L
+from ..kernels.base import layout as L
 from .poses import as_poses
 from .shapes import Box, Capsule, Cone, Cylinder, Sphere
 from .validate import length_array
@@ -107,7 +107,7 @@ def _positive(name: str, a: np.ndarray, allow_zero: bool = False) -> None:
 class ObstacleArrays:
     """n obstacles, each one sphere, capsule, box, cylinder or cone (module doc).
 
-    kind : (n,) int32, the kernels' layout codes (`KINDS`: kernels/layout.py);
+    kind : (n,) int32, the kernels' layout codes (`KINDS`: kernels/base/layout.py);
     size : (n, 3) float64, m: a box's full extents; a sphere's (radius, 0, 0); a capsule's,
         cylinder's or cone's (radius, length, 0);
     T : (n, 4, 4) float64, T_world_object;

@@ -19,7 +19,7 @@ import dataclasses
 import numpy as np
 import numpy.typing as npt
 
-from ..kernels.tolerances import WORLD_LIMIT
+from ..kernels.base.tolerances import WORLD_LIMIT
 from .shapes import Shape
 from .validate import length_array, length_scalar, real_array
 

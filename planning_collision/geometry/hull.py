@@ -13,10 +13,10 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ..kernels.tolerances import HULL_DEDUP_REL, HULL_FLAT_REL
+from ..kernels.base.tolerances import HULL_DEDUP_REL, HULL_FLAT_REL
 
 # Points closer than _DEDUP_REL (relative to the set's extent) are one point; a set whose
-# smallest principal extent is below _FLAT_REL of its largest is flat (kernels/tolerances.py).
+# smallest principal extent is below _FLAT_REL of its largest is flat (kernels/base/tolerances.py).
 _DEDUP_REL = HULL_DEDUP_REL
 _FLAT_REL = HULL_FLAT_REL
 

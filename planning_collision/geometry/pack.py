@@ -1,4 +1,4 @@
-"""Python shapes -> the flat `ShapeTable` kernels read (kernels/layout.py).
+"""Python shapes -> the flat `ShapeTable` kernels read (kernels/base/layout.py).
 
 Each convex shape describes its own row (`ConvexShape.table_row`, in shapes.py); this module
 only assembles rows into tables, so it imports no shape class (shapes.py imports it).
@@ -12,13 +12,13 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ..kernels import layout as L
+from ..kernels.base import layout as L
 
 
 class TableRow(NamedTuple):
-    """One convex shape as the kernels see it (kernels/layout.py)."""
+    """One convex shape as the kernels see it (kernels/base/layout.py)."""
 
-    kind: int  # a kind code of kernels/layout.py
+    kind: int  # a kind code of kernels/base/layout.py
     params: npt.NDArray[np.float64]  # (N_PARAMS,)
     points: npt.NDArray[np.float64]  # (k, 3) core points (CONVEX), else (0, 3)
     adjstart: npt.NDArray[np.int32]  # (k + 1,) CSR hull adjacency
@@ -78,7 +78,7 @@ def shape_table(shapes: Sequence) -> L.ShapeTable:
 
 def pack_single(tab: L.ShapeTable) -> tuple[np.ndarray, np.ndarray]:
     """A one-shape table as two arrays, ``ints`` (int32) and ``floats`` (float64), laid out
-    as `kernels.public.unpack_single` reads them::
+    as `kernels.convex.public.unpack_single` reads them::
 
         ints   = [kind, vstart[0], vstart[1], adjstart (nv + 1), adj]
         floats = [params (8), aabb (6), brad (1), verts (3 nv), vsoa (3 nv)]

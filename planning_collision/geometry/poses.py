@@ -11,8 +11,8 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from ..kernels.one_primitive import first_bad_pose
-from ..kernels.tolerances import LAST_ROW_TOL, QUATERNION_MIN_NORM, ROTATION_TOL, WORLD_LIMIT
+from ..kernels.base.tolerances import LAST_ROW_TOL, QUATERNION_MIN_NORM, ROTATION_TOL, WORLD_LIMIT
+from ..kernels.scene.one_primitive import first_bad_pose
 from .validate import finite_array, length_array, real_array
 
 __all__ = [
@@ -138,7 +138,7 @@ _LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
 def as_poses(poses, name: str = "poses[{}]") -> npt.NDArray[np.float64]:
     """``(k, 4, 4)`` rigid transforms, checked at once (as `as_pose` checks one); on failure
     the first bad one is named with as_pose's message, ``name.format(k)``. A C-contiguous
-    float64 array is checked by one compiled loop (kernels/one_primitive.py
+    float64 array is checked by one compiled loop (kernels/scene/one_primitive.py
     `first_bad_pose`); anything else, or a pose it refuses, by numpy, whose verdict holds."""
     if (
         type(poses) is np.ndarray

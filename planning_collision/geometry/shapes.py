@@ -17,8 +17,8 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from ..kernels import layout as L
-from ..kernels.tolerances import DEGENERATE_AREA, MIN_DIRECTION_NORM
+from ..kernels.base import layout as L
+from ..kernels.base.tolerances import DEGENERATE_AREA, MIN_DIRECTION_NORM
 from .hull import convex_hull
 from .pack import TableRow, pack_single, point_less_row, shape_table
 from .validate import (
@@ -66,7 +66,7 @@ class ConvexShape(Shape):
     __slots__ = ()
 
     def table_row(self) -> TableRow:
-        """This shape as one row of a kernel `ShapeTable` (kernels/layout.py says what each
+        """This shape as one row of a kernel `ShapeTable` (kernels/base/layout.py says what each
         kind's parameters mean)."""
         raise NotImplementedError
 
@@ -115,7 +115,7 @@ class Box(ConvexShape):
 
     def table_row(self) -> TableRow:
         he = 0.5 * self.extents
-        x, y, z = (float(v) for v in he)  # summed in this order, as kernels/one_primitive.py
+        x, y, z = (float(v) for v in he)  # summed in this order, as kernels/scene/one_primitive.py
         return point_less_row(
             L.BOX, _params(i1=he), np.concatenate([-he, he]), math.sqrt(x * x + y * y + z * z)
         )

@@ -3,7 +3,7 @@ once (poses: `geometry.poses`).
 
 Numbers are real numbers: a bool (``True`` as a size), a complex number (whose imaginary
 part a float conversion would drop) or a string is refused, not converted. Lengths are
-within the working range, ``WORLD_LIMIT`` metres (kernels/tolerances.py).
+within the working range, ``WORLD_LIMIT`` metres (kernels/base/tolerances.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 import numpy.typing as npt
 
-from ..kernels.tolerances import WORLD_LIMIT
+from ..kernels.base.tolerances import WORLD_LIMIT
 
 
 def real_scalar(name: str, value) -> float:

@@ -26,7 +26,7 @@ import struct
 from pathlib import Path
 from typing import NamedTuple
 
-from ..kernels.tolerances import WORLD_LIMIT
+from ..kernels.base.tolerances import WORLD_LIMIT
 
 __all__ = ["MAX_CELLS", "MIN_RESOLUTION", "OctoMapFile", "check_octomap_file"]
 

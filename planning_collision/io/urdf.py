@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernels.tolerances import MIN_DIRECTION_NORM, WORLD_LIMIT
+from ..kernels.base.tolerances import MIN_DIRECTION_NORM, WORLD_LIMIT
 from .urdf_xml import parse_robot
 
 __all__ = [

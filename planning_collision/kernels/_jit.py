@@ -16,7 +16,7 @@ tested with; `tests/test_jit.py` fails when one of these moves):
 - a dispatcher's ``_cache._cache_file._load_index()`` and ``_cache._impl.locator``
   (`cached_signatures`, `source_stamp`: what tests read of numba's cache);
 - ``numba.np.arrayobj.make_array``, ``populate_array`` and ``numba.core.cgutils``, which the
-  two intrinsics generate code with (kernels/handles.py, kernels/clock.py).
+  two intrinsics generate code with (kernels/checker/handles.py, kernels/base/clock.py).
 - the caller's ``func_id.func`` in the IR numba hands an inlining cost model
   (`inline_kernel`: its ``inline=`` callable is documented, the IR's attributes are not);
 - the cache classes ``caching.FunctionCache`` and ``caching.IndexDataCacheFile`` (their
@@ -43,10 +43,10 @@ import warnings
 from pathlib import Path
 
 import numba
-from numba.core import caching, cgutils, event  # noqa: F401  (cgutils: kernels/clock.py)
-from numba.core.errors import TypingError  # noqa: F401  (kernels/handles.py)
+from numba.core import caching, cgutils, event  # noqa: F401  (cgutils: kernels/base/clock.py)
+from numba.core.errors import TypingError  # noqa: F401  (kernels/checker/handles.py)
 from numba.extending import intrinsic as _numba_intrinsic
-from numba.np.arrayobj import make_array, populate_array  # noqa: F401  (kernels/handles.py)
+from numba.np.arrayobj import make_array, populate_array  # noqa: F401  (kernels/checker/handles.py)
 
 # NUMBA_DISABLE_JIT=1: kernels are their Python functions
 JIT_DISABLED = bool(numba.config.DISABLE_JIT)
@@ -156,7 +156,7 @@ event.register("numba:compile", _CompileGC())
 # constants from the other files of this package (and reads the workspace layout that
 # check_types.py declares), so an edit there would leave it loading stale machine code, with
 # an old layout or an old bound (an editable install after a pull, a developer's tree). The
-# locators below add a digest of every kernels/*.py to the stamp of the functions defined
+# locators below add a digest of every kernels/**/*.py to the stamp of the functions defined
 # here: any edit in the package recompiles them all. An installed package is rewritten
 # whole on upgrade anyway. Without numba's (private) locator list, numba's default holds.
 KERNELS_DIR = Path(__file__).resolve().parent
@@ -164,19 +164,25 @@ KERNELS_DIR = Path(__file__).resolve().parent
 
 @functools.lru_cache(maxsize=1)
 def package_stamp() -> bytes:
-    """sha256 over the names and contents of kernels/*.py (once per process)."""
+    """sha256 over the paths (within kernels/) and contents of every kernels/**/*.py (once
+    per process)."""
     h = hashlib.sha256()
-    for f in sorted(KERNELS_DIR.glob("*.py")):
-        h.update(f.name.encode())
+    for f in sorted(KERNELS_DIR.rglob("*.py")):
+        h.update(f.relative_to(KERNELS_DIR).as_posix().encode())
         h.update(f.read_bytes())
     return h.digest()
+
+
+def in_package(py_file) -> bool:
+    """Whether the source file `py_file` is one of this package's kernels (kernels/**)."""
+    return KERNELS_DIR in Path(py_file).resolve().parents
 
 
 def _package_locator(base):
     class Locator(base):
         def get_source_stamp(self):
             stamp = super().get_source_stamp()
-            if Path(self._py_file).resolve().parent == KERNELS_DIR:
+            if in_package(self._py_file):
                 return (stamp, package_stamp())
             return stamp
 
@@ -199,7 +205,7 @@ def _install_locators() -> bool:
     except AttributeError as e:
         warnings.warn(
             f"planning_collision: numba {numba.__version__} moved its cache locators ({e}); "
-            "an edit to one kernels/*.py file will not recompile the kernels that inline it. "
+            "an edit to one kernels/**/*.py file will not recompile the kernels that inline it. "
             "After editing kernels, clear numba's cache (the __pycache__ directories of "
             "planning_collision/kernels, or NUMBA_CACHE_DIR).",
             RuntimeWarning,
@@ -370,7 +376,7 @@ class PackageCache(caching.FunctionCache):
             self._cache_path, self._impl.filename_base, self._cache_file._source_stamp
         )
         source = getattr(self._impl.locator, "_py_file", None)
-        self._shipped = source is not None and Path(source).resolve().parent == KERNELS_DIR
+        self._shipped = source is not None and in_package(source)
 
     def load_overload(self, sig, target_context):
         try:

@@ -1,7 +1,7 @@
 """Robots from URDF: the kinematic tree, link geometry, the allowed-collision matrix, motion
 bounds, and the runtime `Robot` (robot/robot.py says how they fit together)."""
 
-from ..kernels.fk import RobotModel
+from ..kernels.robot.fk import RobotModel
 from .acm import AllowedCollisionMatrix
 from .attached import AttachedObject
 from .convexify import convexify_mesh, decompose_mesh

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..geometry import Box, Capsule, Cone, Convex, Cylinder, Mesh, Sphere, as_pose
 from ..kcd import object_parts
-from ..kernels.fk import FIXED
+from ..kernels.robot.fk import FIXED
 from .convexify import decompose_mesh
 from .geometry import LinkPiece
 from .kinematics import KinematicTree

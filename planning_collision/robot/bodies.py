@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ..kernels.fk import piece_poses
-from ..kernels.motion_bounds import motion_bounds as _motion_bounds_kernel
+from ..kernels.robot.fk import piece_poses
+from ..kernels.robot.motion_bounds import motion_bounds as _motion_bounds_kernel
 from ..primitives import convex_block_from_table
 
 __all__ = ["LinkBodies"]

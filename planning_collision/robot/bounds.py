@@ -6,7 +6,7 @@ largest distance from the joint's axis origin to any point of the link along the
 (the joint offsets below it plus the link's bounding radius); for a prismatic joint, 1;
 times |mimic multiplier|, summed over the joints ``d`` drives. Along ``q(t) = q0 + t (q1 -
 q0)`` no point of link ``i`` moves farther than ``mu_i |t - s|`` from where it was at
-``s``, with ``mu_i = sum_d R[i, d] |q1_d - q0_d|`` (kernels/motion_bounds.py).
+``s``, with ``mu_i = sum_d R[i, d] |q1_d - q0_d|`` (kernels/robot/motion_bounds.py).
 
 For a self-collision pair only the joints below the pair's lowest common ancestor count:
 in the LCA's frame only they move either link, and distances do not depend on the frame
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ..kernels.fk import FIXED, PRISMATIC, RobotModel
+from ..kernels.robot.fk import FIXED, PRISMATIC, RobotModel
 
 __all__ = ["MotionBoundTables"]
 
@@ -104,7 +104,7 @@ class MotionBoundTables:
         return row
 
     def body_terms(self, links, pairs):
-        """The local motion bounds' tables (kernels/motion_bounds.py) of the bodies `links`
+        """The local motion bounds' tables (kernels/robot/motion_bounds.py) of the bodies `links`
         (collision links against the scene) then `pairs` (self pairs, in the LCA frame):
         (start (n_bodies + 1,) int32, term (n, 3) int32 rows (sphere link, joint link k or
         -1, d), weight (n, 3) rows (|mult|, speed, mult)); a body's terms are grouped by

@@ -34,7 +34,7 @@ never changes (the checker's speed depends on few pieces); pieces gain hull vert
 they grew (``demos/dev/model_containment.py`` prints both, per link).
 
 "How far a triangle violates a piece" is the largest ``n . x + c`` over its vertices and
-the piece's facet planes (`kernels.containment.triangle_piece_violation`): 0 or less when
+the piece's facet planes (`kernels.convex.containment.triangle_piece_violation`): 0 or less when
 inside, otherwise an upper bound on the outward growth that holding it takes.
 """
 
@@ -45,8 +45,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.containment import triangle_piece_violation
-from ..kernels.tolerances import CONTAIN_TOL
+from ..kernels.base.tolerances import CONTAIN_TOL
+from ..kernels.convex.containment import triangle_piece_violation
 from .vhacd import convex_decomposition
 
 __all__ = [

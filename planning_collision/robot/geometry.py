@@ -25,8 +25,8 @@ import numpy.typing as npt
 from ..geometry import Box, Convex, Cylinder, Shape, Sphere, shape_table
 from ..geometry.poses import as_pose
 from ..io.urdf import URDFData, URDFLinkError
-from ..kernels import layout as L
-from ..kernels.tolerances import DEGENERATE_AREA, WORLD_LIMIT
+from ..kernels.base import layout as L
+from ..kernels.base.tolerances import DEGENERATE_AREA, WORLD_LIMIT
 from .cache import read_entry, resolve_cache_dir, write_entry
 from .convexify import decompose_mesh, hull_volume, pieces_volume
 from .progress import Progress

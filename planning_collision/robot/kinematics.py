@@ -14,7 +14,7 @@ links ``<name>_link_x`` ... between them. Translation limits come from ``base_bo
 (default +-10 m); yaw and roll are continuous (sampled in [-pi, pi]), pitch in
 [-pi/2, pi/2].
 
-Links are ordered parents before children, so FK is one forward loop (kernels/fk.py).
+Links are ordered parents before children, so FK is one forward loop (kernels/robot/fk.py).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..io.urdf import URDFData, URDFJointError, URDFLinkError
-from ..kernels.fk import FIXED, PRISMATIC, REVOLUTE, RobotModel
-from ..kernels.tolerances import WORLD_LIMIT
+from ..kernels.base.tolerances import WORLD_LIMIT
+from ..kernels.robot.fk import FIXED, PRISMATIC, REVOLUTE, RobotModel
 
 __all__ = ["KinematicTree", "build_tree"]
 

@@ -44,8 +44,8 @@ import numpy.typing as npt
 from ..geometry.validate import real_array
 from ..io.srdf import SRDFError, acm_reason, read_srdf, write_srdf
 from ..io.urdf import read_urdf
-from ..kernels.fk import RobotModel, fk, fk_batch
-from ..kernels.robot_batch import count_link_pair_collisions
+from ..kernels.robot.fk import RobotModel, fk, fk_batch
+from ..kernels.robot.robot_batch import count_link_pair_collisions
 from ..processes import fork_safe
 from ..stamps import announce
 from ..workspace import Workspace, thread_workspace

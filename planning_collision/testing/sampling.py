@@ -82,7 +82,7 @@ def random_shape(kind: str, rng: np.random.Generator, n_points: int | None = Non
     if kind == "cone":
         return Cone(0.5 * _size(rng), _size(rng))
     if kind == "convex":
-        # a quarter of the hulls are sphere-swept (kernels/layout.py), the rest plain polytopes
+        # a quarter of the hulls are sphere-swept (kernels/base/layout.py), the rest plain polytopes
         r = float(rng.uniform(0.005, 0.05)) if rng.random() < 0.25 else 0.0
         return Convex(random_convex_points(rng, n_points), r)
     if kind == "halfspace":

@@ -1,0 +1,1 @@
+"""The planner compiled with the checker: RRT-Connect and path shortcutting."""

@@ -1,0 +1,466 @@
+"""RRTConnect compiled with the checker: the planning loop and the checks it asks in one
+compiled call, no Python between them (docs/architecture.md, "Planner").
+
+A planner asks two questions thousands of times per solve; through OMPL's Python bindings
+each costs a crossing into Python and back (~1 us) and OMPL's own bookkeeping around it
+(~23 % of a solve on the MotionBenchMaker Panda). Here the loop calls the checker's kernels
+directly: `dichotomy` (kernels/checker/edges.py) for every motion, so every edge of a returned path
+is certified free as the plugin's motion validator certifies it (same kernel, model,
+workspace and settings).
+
+The search is RRT-Connect (Kuffner & LaValle 2000) in the shape VAMP gives it (Thomason et
+al. 2024): two trees, the smaller one grown (`balance`); a sample pulls the nearest node of
+the growing tree one step of at most `range` toward it; when that motion is free, the tree
+then goes on toward the other tree's nearest node in equal steps of at most `range`, each
+certified, and the two meet when every step is free. A node's dynamic domain (Yershova et
+al. 2005) skips samples farther from it than a radius that shrinks where its motions
+collide and grows where they succeed: in a cage, long motions from a boxed-in node stop
+being tried. Before any search, the straight motion from each start to each goal.
+
+Trees, their nodes' parents and radii, the sampler's state and the solution live in a
+`PlanTrees` record the caller allocates (planning_collision/planning.py); the run stops
+when a path is found (SOLVED), when its time slice ends (SEARCHING: call again, it goes on
+where it stopped) or when a tree is full (FULL: the caller grows the record and calls
+again). Nodes are stored one column per node (`x[tree, k, node]`) so the nearest-neighbour
+scan runs along contiguous rows, which LLVM vectorises.
+
+Continuous joints (`cont[k]`) are angles: differences are taken the short way round
+(wrapped into [-pi, pi)), nodes are stored wrapped, and every motion is checked from its
+start node to that node plus the wrapped difference, which is the motion OMPL's SO2
+interpolation makes.
+
+Samples come from a randomised Halton sequence (each coordinate's radical inverse in its own
+prime base, shifted by a random offset per coordinate, Cranley-Patterson) or from
+xoshiro256** uniform draws; both are repeatable from their seed.
+"""
+
+import math
+
+import numpy as np
+
+from .._jit import hot_kernel, inline_kernel, with_python_twin
+from ..base.clock import monotonic_ns
+from ..base.codes import FREE, FULL, SEARCHING, SOLVED
+from ..base.records import F1, F2, F3, L1, Field, record
+from ..checker.edges import dichotomy
+
+TWO_PI = 2.0 * math.pi
+INV_TWO_PI = 1.0 / TWO_PI
+
+# the first primes: Halton bases of coordinates 0, 1, ... (robots up to 16 joints)
+PRIMES = np.array([2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53], np.int64)
+
+PlanTrees = record(
+    "PlanTrees",
+    __name__,
+    "An RRT-Connect search: two trees, the sampler, the solution (kernels/planner/rrt_connect.py).",
+    [
+        Field("x", F3, (2, "dof", "capacity"), "each tree's nodes, one column per node", None),
+        Field("parent", ("int64", 2), (2, "capacity"), "each node's parent (-1: a root)"),
+        Field("radius", F2, (2, "capacity"), "each node's dynamic-domain radius (inf: none)"),
+        Field("size", L1, (2,), "nodes in each tree"),
+        Field("d2", F1, ("capacity",), "scratch: squared distances of the last scan", None),
+        Field("q", F2, (4, "dof"), "scratch configurations", None),
+        Field("out", F1, (4,), "an edge check's results"),
+        Field("offset", F1, ("dof",), "the Halton sequence's random shift per coordinate"),
+        Field("rng", ("uint64", 1), (4,), "xoshiro256** state"),
+        Field("state", L1, (10,), "the search's counters (the S_* indices)"),
+        Field("path", F2, ("2 * capacity + 2", "dof"), "the solution, start to goal", None),
+    ],
+)
+
+# PlanTrees.state: the tree that grows next, iterations, edges checked, the Halton index,
+# the solution's length, the connecting nodes (tree 0 / tree 1), whether the direct motions
+# from the starts to the goals were tried, the start and the goal (roots) the path joins
+S_ACTIVE, S_ITER, S_EDGES, S_HALTON, S_PATH, S_JOIN0, S_JOIN1, S_DIRECT, S_START, S_GOAL = range(10)
+
+# The search's settings, one float64 array (`plan_settings`): what the run reads of it
+PlanSettings = (
+    "range",  # the longest motion one step makes (rad of joint space, Euclidean)
+    "balance",  # grow the smaller tree (1) or alternate (0)
+    "tree_ratio",  # balance: swap when |na - nb| / na < this (VAMP's rule)
+    "dynamic_domain",  # 1: per-node sampling radius (Yershova et al. 2005)
+    "dd_radius",  # a node's radius after its first colliding motion
+    "dd_alpha",  # radius growth after a free motion, shrink after a colliding one
+    "dd_min_radius",  # the radius never shrinks below this
+    "sampler",  # 0: randomised Halton, 1: xoshiro256** uniform
+    "direct",  # 1: try the straight motion from each start to each goal first
+)
+SETTING = {name: k for k, name in enumerate(PlanSettings)}
+
+
+def plan_settings(**values) -> np.ndarray:
+    """The float64 array of the settings named by keywords (every one of `PlanSettings`)."""
+    missing = set(PlanSettings) - set(values)
+    extra = set(values) - set(PlanSettings)
+    if missing or extra:
+        raise ValueError(f"plan settings: missing {sorted(missing)}, unknown {sorted(extra)}")
+    return np.array([float(values[k]) for k in PlanSettings], np.float64)
+
+
+# ---------------------------------------------------------------------------------------
+# sampling
+
+
+def _python_next_u64(s):
+    """xoshiro256** (Blackman & Vigna 2018) on Python ints: the compiled step's twin (numpy
+    uint64 scalars would warn on the wrap-around the algorithm relies on)."""
+    m = (1 << 64) - 1
+    s0, s1, s2, s3 = (int(v) for v in s)
+    r = ((((s1 * 5) & m) << 7 | ((s1 * 5) & m) >> 57) & m) * 9 & m
+    t = (s1 << 17) & m
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = ((s3 << 45) | (s3 >> 19)) & m
+    s[0], s[1], s[2], s[3] = s0, s1, s2, s3
+    return r
+
+
+@with_python_twin(_python_next_u64)
+@inline_kernel
+def _next_u64(s):
+    """The next 64 random bits of the xoshiro256** state s (4,) uint64 (Blackman & Vigna,
+    "Scrambled linear pseudorandom number generators", 2018)."""
+    x = s[1] * np.uint64(5)
+    r = ((x << np.uint64(7)) | (x >> np.uint64(57))) * np.uint64(9)
+    t = s[1] << np.uint64(17)
+    s[2] ^= s[0]
+    s[3] ^= s[1]
+    s[1] ^= s[2]
+    s[0] ^= s[3]
+    s[2] ^= t
+    s[3] = (s[3] << np.uint64(45)) | (s[3] >> np.uint64(19))
+    return r
+
+
+@inline_kernel
+def _uniform(s):
+    """A double uniform in [0, 1) from the top 53 bits of the next draw."""
+    return float(_next_u64(s) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@inline_kernel
+def _radical_inverse(i, b):
+    """i's digits in base b mirrored behind the point: the Halton coordinate of index i."""
+    f = 1.0
+    r = 0.0
+    inv = 1.0 / b
+    while i > 0:
+        f *= inv
+        r += f * (i % b)
+        i //= b
+    return r
+
+
+@inline_kernel
+def _sample(tr, halton, lower, upper, cont, q):
+    """q <- the next sample: uniform over the joint limits, continuous joints over
+    [-pi, pi)."""
+    i = tr.state[S_HALTON]
+    tr.state[S_HALTON] = i + 1
+    for k in range(q.shape[0]):
+        if halton:
+            u = _radical_inverse(i + 1, PRIMES[k]) + tr.offset[k]
+            u -= math.floor(u)
+        else:
+            u = _uniform(tr.rng)
+        if cont[k]:
+            q[k] = -math.pi + u * TWO_PI
+        else:
+            q[k] = lower[k] + u * (upper[k] - lower[k])
+
+
+# ---------------------------------------------------------------------------------------
+# geometry of the joint space
+
+
+@inline_kernel
+def _wrap(d):
+    """An angle difference the short way round, in [-pi, pi)."""
+    return d - TWO_PI * math.floor(d * INV_TWO_PI + 0.5)
+
+
+@inline_kernel
+def _nearest(X, n, q, cont, d2):
+    """(index, distance) of the node of X (dof, capacity), first n columns, nearest to q:
+    Euclidean over the joints, continuous ones the short way round. Ties go to the
+    lowest index."""
+    for i in range(n):
+        d2[i] = 0.0
+    for k in range(X.shape[0]):
+        row = X[k]
+        qk = q[k]
+        if cont[k]:
+            for i in range(n):
+                d = row[i] - qk
+                d -= TWO_PI * math.floor(d * INV_TWO_PI + 0.5)
+                d2[i] += d * d
+        else:
+            for i in range(n):
+                d = row[i] - qk
+                d2[i] += d * d
+    best = 0
+    bd = d2[0]
+    for i in range(1, n):
+        if d2[i] < bd:
+            bd = d2[i]
+            best = i
+    return best, math.sqrt(bd)
+
+
+@inline_kernel
+def _diff(a, b, cont, dq):
+    """dq <- b - a (continuous joints the short way); returns |dq|."""
+    s = 0.0
+    for k in range(a.shape[0]):
+        d = b[k] - a[k]
+        if cont[k]:
+            d = _wrap(d)
+        dq[k] = d
+        s += d * d
+    return math.sqrt(s)
+
+
+@inline_kernel
+def _unwrap_end(q0, q1, cont):
+    """q1's continuous joints moved by whole turns to within pi of q0's (the short way);
+    its other joints left exactly as they are (a goal stays that goal)."""
+    for k in range(q0.shape[0]):
+        if cont[k]:
+            q1[k] = q0[k] + _wrap(q1[k] - q0[k])
+
+
+@inline_kernel
+def _column(X, i, q):
+    """q <- node i of X (dof, capacity)."""
+    for k in range(q.shape[0]):
+        q[k] = X[k, i]
+
+
+@inline_kernel
+def _add(tr, t, q, parent, lower, upper, cont):
+    """Node q (continuous joints wrapped, limited ones clamped to their limits against
+    round-off) appended to tree t with its parent; returns its index."""
+    n = tr.size[t]
+    for k in range(q.shape[0]):
+        v = q[k]
+        if cont[k]:
+            v = _wrap(v)
+        else:
+            v = min(max(v, lower[k]), upper[k])
+        tr.x[t, k, n] = v
+    tr.parent[t, n] = parent
+    tr.radius[t, n] = math.inf
+    tr.size[t] = n + 1
+    return n
+
+
+# ---------------------------------------------------------------------------------------
+# the search
+
+
+@inline_kernel
+def _free(hm, hw, request, q0, q1, tr):
+    """The motion q0 -> q1 certified free (q0 is a node: known free)."""
+    tr.state[S_EDGES] += 1
+    return dichotomy(hm, hw, q0, q1, request, tr.out) == FREE and tr.out[0] == FREE
+
+
+@inline_kernel
+def _step_end(x, dq, s, q1, lower, upper, cont):
+    """q1 <- x + s dq, limited joints clamped to their limits (round-off): the end of a
+    motion from node x, in x's unwrapped frame."""
+    for k in range(x.shape[0]):
+        v = x[k] + s * dq[k]
+        if not cont[k]:
+            v = min(max(v, lower[k]), upper[k])
+        q1[k] = v
+
+
+@inline_kernel
+def most_steps(lower, upper, cont, step):
+    """The most steps of at most `step` a straight motion across the joint space takes
+    (its diameter: each limited joint's range, pi for a continuous one)."""
+    s = 0.0
+    for k in range(lower.shape[0]):
+        w = math.pi if cont[k] else upper[k] - lower[k]
+        s += w * w
+    return int(math.ceil(math.sqrt(s) / step)) + 1
+
+
+@inline_kernel
+def _path(tr, a, ia, b, ib, cont):
+    """The solution into tr.path: tree a's branch from its root to node ia, then tree b's
+    from node ib (the same configuration as ia: skipped) to its root, start tree first;
+    continuous joints unwrapped along it (each row within pi of the one before)."""
+    P = tr.path
+    dof = P.shape[1]
+    n = 0
+    i = ia
+    while i >= 0:  # ia up to its root: reversed below
+        for k in range(dof):
+            P[n, k] = tr.x[a, k, i]
+        n += 1
+        tr.state[S_START if a == 0 else S_GOAL] = i
+        i = tr.parent[a, i]
+    tr.state[S_GOAL if a == 0 else S_START] = ib
+    for r in range(n // 2):
+        for k in range(dof):
+            v = P[r, k]
+            P[r, k] = P[n - 1 - r, k]
+            P[n - 1 - r, k] = v
+    i = tr.parent[b, ib]
+    while i >= 0:
+        for k in range(dof):
+            P[n, k] = tr.x[b, k, i]
+        n += 1
+        tr.state[S_GOAL if a == 0 else S_START] = i
+        i = tr.parent[b, i]
+    if a == 1:  # built goal first: reverse it
+        for r in range(n // 2):
+            for k in range(dof):
+                v = P[r, k]
+                P[r, k] = P[n - 1 - r, k]
+                P[n - 1 - r, k] = v
+    for r in range(1, n):
+        for k in range(dof):
+            if cont[k]:
+                P[r, k] = P[r - 1, k] + _wrap(P[r, k] - P[r - 1, k])
+    tr.state[S_PATH] = n
+    return n
+
+
+@inline_kernel
+def _direct(hm, hw, request, tr, cont):
+    """The straight motion from each start (tree 0's roots) to each goal (tree 1's): True,
+    with the path, when one is free."""
+    q0, q1 = tr.q[0], tr.q[1]
+    for i in range(tr.size[0]):
+        _column(tr.x[0], i, q0)
+        for j in range(tr.size[1]):
+            _column(tr.x[1], j, q1)
+            _unwrap_end(q0, q1, cont)
+            if _free(hm, hw, request, q0, q1, tr):
+                tr.state[S_JOIN0] = tr.state[S_START] = i
+                tr.state[S_JOIN1] = tr.state[S_GOAL] = j
+                P = tr.path
+                for k in range(q0.shape[0]):
+                    P[0, k] = q0[k]
+                    P[1, k] = q1[k]
+                tr.state[S_PATH] = 2
+                return True
+    return False
+
+
+@hot_kernel
+def rrt_connect(hm, hw, request, tr, settings, lower, upper, cont, deadline_ns):
+    """Run the search (module doc) from tree 0's roots (the starts) to tree 1's (the goals)
+    until SOLVED (tr.path[:tr.state[S_PATH]] is the path), SEARCHING (the monotonic clock
+    passed deadline_ns) or FULL (a tree may not have room for the nodes one iteration
+    adds, `most_steps` + 1: the caller grows tr and calls again). hm, hw:
+    the checker's model and workspace tables; request: its edge settings (`EdgeRequest`,
+    check_start off: every motion starts at a node); lower, upper (dof,): the joint
+    limits; cont (dof,) int64: 1 for a continuous joint."""
+    step = settings[0]
+    balance = settings[1] != 0.0
+    ratio = settings[2]
+    dd = settings[3] != 0.0
+    dd_radius, alpha, min_radius = settings[4], settings[5], settings[6]
+    halton = settings[7] == 0.0
+    cap = tr.x.shape[2]
+    qs, q1, dq, qn = tr.q[0], tr.q[1], tr.q[2], tr.q[3]
+    st = tr.state
+    if st[S_DIRECT] == 0 and settings[8] != 0.0:
+        st[S_DIRECT] = 1
+        if _direct(hm, hw, request, tr, cont):
+            return SOLVED
+    room = most_steps(lower, upper, cont, step) + 1  # nodes one iteration may add
+    while True:
+        if monotonic_ns() > deadline_ns:
+            return SEARCHING
+        if tr.size[0] + room > cap or tr.size[1] + room > cap:
+            return FULL
+        a = st[S_ACTIVE]
+        na = tr.size[a]
+        nb = tr.size[1 - a]
+        if not balance or abs(na - nb) / max(na, 1) < ratio:
+            a = 1 - a
+        st[S_ACTIVE] = a
+        b = 1 - a
+        st[S_ITER] += 1
+        _sample(tr, halton, lower, upper, cont, qs)
+        i, dist = _nearest(tr.x[a], tr.size[a], qs, cont, tr.d2)
+        r_i = tr.radius[a, i]
+        if dd and r_i < dist:
+            continue
+        _column(tr.x[a], i, qn)
+        _diff(qn, qs, cont, dq)
+        s = 1.0 if dist <= step else step / dist
+        _step_end(qn, dq, s, q1, lower, upper, cont)
+        if not _free(hm, hw, request, qn, q1, tr):
+            if dd:
+                tr.radius[a, i] = (
+                    dd_radius if r_i == math.inf else max(r_i * (1.0 - alpha), min_radius)
+                )
+            continue
+        new = _add(tr, a, q1, i, lower, upper, cont)
+        if dd and r_i != math.inf:
+            tr.radius[a, i] = r_i * (1.0 + alpha)
+        # toward the other tree's nearest node, in equal steps of at most `range`
+        _column(tr.x[a], new, qn)
+        j, dist_b = _nearest(tr.x[b], tr.size[b], qn, cont, tr.d2)
+        n_steps = max(1, int(math.ceil(dist_b / step)))
+        _column(tr.x[b], j, qs)
+        _diff(qn, qs, cont, dq)
+        last = new
+        reached = True
+        for e in range(n_steps):
+            _column(tr.x[a], last, qn)
+            if e == n_steps - 1:  # the last step ends on node j exactly
+                for k in range(qn.shape[0]):
+                    q1[k] = qs[k]
+                _unwrap_end(qn, q1, cont)
+            else:
+                _step_end(qn, dq, 1.0 / n_steps, q1, lower, upper, cont)
+            if not _free(hm, hw, request, qn, q1, tr):
+                reached = False
+                break
+            last = _add(tr, a, q1, last, lower, upper, cont)
+        if reached:
+            st[S_JOIN0 if a == 0 else S_JOIN1] = last
+            st[S_JOIN1 if a == 0 else S_JOIN0] = j
+            _path(tr, a, last, b, j, cont)
+            return SOLVED
+
+
+# ---------------------------------------------------------------------------------------
+# shortening a path
+
+
+@hot_kernel
+def shortcut(hm, hw, request, P, n, cont, out):
+    """Shorten the path P[:n] (each motion certified) in place: from each kept state, the
+    farthest later state it reaches by one certified motion replaces everything between
+    (OMPL's reduceVertices, greedy). A motion whose continuous joints turn more than pi is
+    not tried (OMPL would interpolate it the other way round). Returns the new length."""
+    w = 0
+    i = 0
+    dof = P.shape[1]
+    while i < n - 1:
+        j = n - 1
+        while j > i + 1:
+            ok = True
+            for k in range(dof):
+                if cont[k] and abs(P[j, k] - P[i, k]) > math.pi:
+                    ok = False
+            if ok and dichotomy(hm, hw, P[i], P[j], request, out) == FREE and out[0] == FREE:
+                break
+            j -= 1
+        w += 1
+        for k in range(dof):
+            P[w, k] = P[j, k]
+        i = j
+    return w + 1
