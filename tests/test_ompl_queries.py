@@ -126,6 +126,10 @@ def test_a_goal_changed_through_the_problem_definition_is_seen_at_the_next_solve
     """`ss.getProblemDefinition().setGoalState(...)` bypasses the setup's setters: the
     solve compares the query with the last one solved and clears what is stale."""
     robot, scene, start, goal, g2, checker = shelf
+    # SORRTstar's first solution has a long tail on this shelf (median 9 ms, 4 of 30 unseeded
+    # runs over 1 s, one over 10 s): a seed that OMPL's sampler solves at once, so the time
+    # limits below measure whether the second solve sees the new goal, not that tail
+    ou.RNG.setSeed(3)
     ss = make_setup(robot, scene, start, goal, planner=planner, checker=checker)
     _first_solution_is_enough(ss)
     assert solve(ss, 2.0)
