@@ -163,8 +163,8 @@ def _limits(robot) -> _Limits:
         model, lower, upper, cont, float(np.linalg.norm(width)),
         np.where(limited, lower, -big), np.where(limited, upper, big),
     )  # fmt: skip
-    if len(_LIMITS) >= 64:
-        _LIMITS.pop(next(iter(_LIMITS)))
+    if len(_LIMITS) >= 64:  # bounded: a process that loads robot after robot
+        _LIMITS.clear()  # (one call: safe while another thread reads or writes)
     _LIMITS[id(model)] = got
     return got
 
