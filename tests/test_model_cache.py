@@ -127,6 +127,8 @@ if KIND == "outer":
         lambda a: a.update(radii=0.0 * a["radii"]))
     cases["counts shifted, checksum redone"] = lambda: rewritten(
         lambda a: a.update(counts=np.roll(a["counts"], 1)))
+    cases["hull faces turned inside out, checksum redone"] = lambda: rewritten(
+        lambda a: a.update(hull_faces=a["hull_faces"][:, ::-1].copy()))
 if KIND == "geometry":
     cases["sizes halved"] = lambda: edited(lambda a: a.update(params=0.5 * a["params"]))
     cases["kinds swapped, checksum redone"] = lambda: rewritten(
@@ -271,3 +273,98 @@ def test_an_entry_that_declares_huge_arrays_is_refused_before_they_are_allocated
     with caplog.at_level(logging.WARNING):
         assert cache.read_entry(f, "k", "test table") is None
     assert "more than 4000" in caplog.text
+
+
+# ---- hulls from the cache (geometry/hull.py: their faces, proved on load) -----------------
+
+
+def _collision_arrays(robot) -> dict:
+    c = robot.collision
+    return {
+        **{f"table.{k}": getattr(c.table, k) for k in c.table._fields},
+        "piece_link": c.piece_link,
+        "piece_pose": c.piece_pose,
+        "link_start": c.link_start,
+        "link_radius": robot.link_radius,
+    }
+
+
+def _assert_same_arrays(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for k in a:
+        x, y = np.asarray(a[k]), np.asarray(b[k])
+        assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y), k
+
+
+def test_a_warm_load_gives_the_arrays_a_fresh_build_gives(
+    example_robot_data, tmp_path, monkeypatch
+):
+    """The registry's Panda read from its cache entry, with qhull out of reach (hulls and
+    outer hulls rebuilt from their stored faces), is the Panda built from its meshes, to the
+    last bit of every array the kernels read."""
+    from planning_collision import robots
+    from planning_collision.checker import bounds
+
+    fresh = robots.load("panda", cache_dir=False)
+    monkeypatch.setattr(bounds, "_OUTER", {})
+    monkeypatch.setattr(bounds, "_CAPSULES", {})
+    f = tmp_path / "outer-panda.npz"
+    fresh_bounds = bounds.piece_bounds(fresh.pieces, f)  # computed, and written to f
+    bounds._OUTER.clear()
+    bounds._CAPSULES.clear()
+    monkeypatch.setitem(sys.modules, "scipy.spatial", None)  # importing it now fails
+    warm = robots.load("panda")
+    _assert_same_arrays(_collision_arrays(fresh), _collision_arrays(warm))
+    warm_bounds = bounds.piece_bounds(warm.pieces, f)  # read from f
+    for a, b in zip(fresh_bounds, warm_bounds, strict=True):
+        if isinstance(a, np.ndarray):
+            _assert_same_arrays({"poses": a}, {"poses": b})
+        else:
+            _assert_same_arrays(a._asdict(), b._asdict())
+
+
+def test_hull_faces_that_are_not_the_hull_make_a_geometry_entry_unusable():
+    from planning_collision import robots
+    from planning_collision.geometry import Convex
+    from planning_collision.io.urdf import read_urdf
+
+    data = read_urdf(robots.urdf_path("free_flyer"))
+    with np.load(next(robots.robot_dir("free_flyer").glob("geometry-*.npz"))) as z:
+        entry = {k: z[k] for k in z.files if k not in ("key", "checksum")}
+    pieces, _ = geometry_module._geometry_from(entry, data)
+    assert any(isinstance(p.shape, Convex) for p in pieces)
+    turned = dict(entry, hull_faces=entry["hull_faces"][:, ::-1].copy())
+    with pytest.raises(ValueError, match="outside its hull faces"):
+        geometry_module._geometry_from(turned, data)
+    older = {k: v for k, v in entry.items() if not k.startswith("hull_")}
+    with pytest.raises(ValueError, match="an older version wrote it"):
+        geometry_module._geometry_from(older, data)
+
+
+_WARM = """
+import sys
+import numpy as np
+import planning_collision as pc
+from planning_collision import robots
+
+robot = robots.load("panda")
+checker = pc.CollisionChecker(robot, pc.Scene())
+q0 = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+assert checker.is_valid(q0) and checker.check_edge(q0, q0 + 0.1).valid
+print(sorted(m for m in sys.modules if m.startswith("scipy.spatial"))[:3])
+"""
+
+
+def test_a_warm_load_and_first_queries_do_not_import_scipy_spatial(example_robot_data, tmp_path):
+    """scipy.spatial (qhull) takes ~0.3 s to import: a process whose robot model and outer
+    hulls come from the caches (the first run writes them) does without it. numba imports
+    scipy's top-level package itself."""
+    env = {**os.environ, CACHE_ENV: str(tmp_path / "cache"), "HOME": str(tmp_path)}
+    runs = [
+        subprocess.run([sys.executable, "-c", _WARM], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=900)
+        for _ in range(2)
+    ]  # fmt: skip
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-3000:]
+    assert runs[1].stdout.strip() == "[]", (runs[1].stdout, runs[1].stderr[-3000:])

@@ -25,6 +25,7 @@ import logging
 import numpy as np
 
 from ..geometry import Box, Capsule, Cone, Convex, Cylinder, Sphere, shape_table
+from ..geometry.hull import faces_arrays, faces_from_arrays
 from ..kernels.base.tolerances import CONTAIN_TOL
 from ..robot.cache import read_entry, write_entry
 from ..robot.progress import Progress
@@ -139,6 +140,17 @@ def _distances_to_hull(S: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.where(inside, 0.0, d)
 
 
+def _distances_to_faces(V: np.ndarray, faces: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """`_distances_to_hull` of conv(V) given its outward triangles `faces` (m, 3) (a proved
+    `HullFaces`, geometry/hull.py), without qhull."""
+    tri = V[faces]
+    a = tri[:, 0]
+    n = np.cross(tri[:, 1] - a, tri[:, 2] - a)
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    inside = (v @ n.T - (n * a).sum(axis=1) <= 0.0).all(axis=1)
+    return np.where(inside, 0.0, _triangle_distances(v, tri))
+
+
 def _farther_after_adding(S: np.ndarray, v: np.ndarray, d: np.ndarray) -> np.ndarray:
     """Each point's distance to conv(S) (v (n, 3), S's last point just added), from `d`, its
     distance to the hull before: the hull of more points holds the old one, so a point
@@ -235,19 +247,21 @@ def _hull_arrays(outer, pieces) -> dict:
         radii.append(0.0 if own else float(o.radius))
         if not own:
             points.append(np.asarray(o.points, float))
+    faces = [None if o is p.shape else o.hull_faces for o, p in zip(outer, pieces, strict=True)]
     return {"counts": np.array(counts, np.int64), "points": np.concatenate(points),
-            "radii": np.array(radii, float)}  # fmt: skip
+            "radii": np.array(radii, float), **faces_arrays(faces)}  # fmt: skip
 
 
 def _hulls_from(z: dict, pieces) -> list:
     """The outer hulls of a cache entry's arrays, each proved to hold its piece as
     `outer_hull` makes it (a subset of the piece's hull vertices, swept by a radius that
-    reaches every other vertex: one distance pass, a tenth of building them); ValueError
-    otherwise."""
+    reaches every other vertex: one distance pass, a tenth of building them), its own hull
+    rebuilt from its stored faces (geometry/hull.py); ValueError otherwise."""
     counts, points, radii = z["counts"], z["points"], z["radii"]
     n = len(pieces)
     if len(counts) != n or len(radii) != n or counts.sum() != len(points):
         raise ValueError("its arrays do not match the robot's pieces")
+    faces = faces_from_arrays(z, n)
     ends = np.concatenate([[0], np.cumsum(counts)])
     out = []
     for i, p in enumerate(pieces):
@@ -255,15 +269,22 @@ def _hulls_from(z: dict, pieces) -> list:
         if own != (counts[i] == 0):
             raise ValueError(f"piece {i} has an outer hull of {counts[i]} points")
         if own:
+            if faces[i] is not None:
+                raise ValueError(f"piece {i} is its own outer hull but has hull faces")
             out.append(p.shape)
             continue
         S, r = points[ends[i] : ends[i + 1]], float(radii[i])
         v = np.asarray(p.shape.hull.vertices, float)
         if counts[i] > OUTER_POINTS or not np.isin(_rows(S), _rows(v)).all():
             raise ValueError(f"piece {i}'s outer hull is not made of its vertices")
-        if not _distances_to_hull(S, v).max() + p.shape.radius <= r + CONTAIN_TOL:
+        o = Convex.with_hull_faces(S, r, faces[i])
+        if o.hull.dim == 3 and o.hull_faces is not None:  # faces proved to bound its hull
+            d = _distances_to_faces(o.hull.vertices, np.asarray(o.hull_faces.faces), v)
+        else:  # a flat outer hull, or one its faces did not give: measured by qhull
+            d = _distances_to_hull(S, v)
+        if not d.max() + p.shape.radius <= r + CONTAIN_TOL:
             raise ValueError(f"piece {i}'s outer hull does not hold it")
-        out.append(Convex(S, r))
+        out.append(o)
     return out
 
 

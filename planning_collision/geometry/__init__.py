@@ -1,6 +1,6 @@
 """Shapes, poses, convex hulls and their flat form."""
 
-from .hull import HullData, convex_hull
+from .hull import HullData, HullFaces, convex_hull
 from .pack import shape_table
 from .poses import as_pose, as_poses, pose_matrix, quaternion_to_matrix
 from .shapes import (
@@ -28,6 +28,7 @@ __all__ = [
     "Shape",
     "Sphere",
     "HullData",
+    "HullFaces",
     "as_pose",
     "as_poses",
     "pose_matrix",

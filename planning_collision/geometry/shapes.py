@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from ..kernels.base import layout as L
 from ..kernels.base.tolerances import DEGENERATE_AREA, MIN_DIRECTION_NORM
-from .hull import convex_hull
+from .hull import HullFaces, convex_hull, hull_from_faces, hull_with_faces
 from .pack import TableRow, pack_single, point_less_row, shape_table
 from .validate import (
     coordinate_scalar,
@@ -198,10 +198,30 @@ class Convex(ConvexShape):
             self, "radius", length_scalar("Convex.radius", self.radius, allow_zero=True)
         )
 
+    @classmethod
+    def with_hull_faces(cls, points, radius: float = 0.0, faces: HullFaces | None = None):
+        """``Convex(points, radius)`` whose hull is rebuilt from `faces` (its `hull_faces`,
+        as a cache entry stores them) without qhull; ValueError when they are not the
+        points' hull (geometry.hull `hull_from_faces`). Without faces, a plain Convex."""
+        s = cls(points, radius)
+        if faces is not None:
+            s.__dict__["hull"], used = hull_from_faces(s.points, faces)
+            if used is not None:
+                s.__dict__["hull_faces"] = used
+        return s
+
     @functools.cached_property
     def hull(self):
         """`HullData` (vertices and CSR adjacency) of the points; see geometry.hull."""
         return convex_hull(self.points)
+
+    @functools.cached_property
+    def hull_faces(self) -> HullFaces | None:
+        """What `with_hull_faces` rebuilds `hull` from without qhull (None when it needs
+        none or cannot: geometry.hull `hull_with_faces`)."""
+        hull, faces = hull_with_faces(self.points)
+        self.__dict__.setdefault("hull", hull)
+        return faces
 
     def table_row(self) -> TableRow:
         v, r = self.hull.vertices, self.radius

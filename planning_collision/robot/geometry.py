@@ -6,7 +6,9 @@ pieces of the others, grown until every triangle lies inside the pieces). The re
 per link, the mesh and model volumes and the volume the surface cover added.
 
 The result is cached as ``geometry-<hash>.npz``, keyed by the URDF and mesh file contents,
-`GEOMETRY_VERSION` and the build settings (`load_link_geometry`; robot/cache.py says where).
+`GEOMETRY_VERSION` and the build settings (`load_link_geometry`; robot/cache.py says where),
+with each convex piece's hull faces (geometry/hull.py), so a cached model loads without
+qhull (scipy.spatial is not imported).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..geometry import Box, Convex, Cylinder, Shape, Sphere, shape_table
+from ..geometry.hull import faces_arrays, faces_from_arrays
 from ..geometry.poses import as_pose
 from ..io.urdf import URDFData, URDFLinkError
 from ..kernels.base import layout as L
@@ -51,9 +54,11 @@ log = logging.getLogger(__name__)
 # its pieces' bounding capsules came out of zero radius (a box mesh scaled 1e-8).
 MIN_MESH_SIZE = 1e-6
 
-# Bump when the geometry builder changes what it produces: old caches then miss.
+# Bump when the geometry builder changes what it produces or its cache entry holds: old
+# caches then miss, and so do the tables derived from them (keyed by the geometry key).
 # 3: pieces contain the whole mesh surface, not only its vertices (robot/convexify.py).
-GEOMETRY_VERSION = 3
+# 4: entries hold each convex piece's hull faces, so a cached model loads without qhull.
+GEOMETRY_VERSION = 4
 
 
 class CollisionModel(NamedTuple):
@@ -284,12 +289,14 @@ def _geometry_arrays(pieces, report) -> dict:
         "report": np.array(
             [[float(report[k][c]) for c in _REPORT_COLUMNS] for k in rl], np.float64
         ).reshape(-1, len(_REPORT_COLUMNS)),
+        **faces_arrays([getattr(pc.shape, "hull_faces", None) for pc in pieces]),
     }
 
 
 def _geometry_from(z: dict, data: URDFData):
     """(pieces, report) of a cache entry's arrays, every piece built (and so checked) as a
-    shape again, on the URDF's links; ValueError when they disagree with each other."""
+    shape again, on the URDF's links, each convex piece's hull rebuilt from its faces once
+    they are proved to be its hull; ValueError when they disagree with each other."""
     n = len(z["link"])
     if not (len(z["kind"]) == len(z["params"]) == len(z["pose"]) == n == len(z["pstart"]) - 1):
         raise ValueError("its piece arrays have different lengths")
@@ -298,6 +305,7 @@ def _geometry_from(z: dict, data: URDFData):
         raise ValueError("its piece point ranges do not cover its points")
     if len(z["report_link"]) != len(z["report"]):
         raise ValueError("its report has different lengths")
+    faces = faces_from_arrays(z, n)
     links = {lk.name for lk in data.links.values() if lk.collisions}
     pieces = []
     for i, link in enumerate(z["link"]):
@@ -311,9 +319,11 @@ def _geometry_from(z: dict, data: URDFData):
         elif k == L.SPHERE:
             s = Sphere(p[0])
         elif k == L.CONVEX:
-            s = Convex(z["points"][ps[i] : ps[i + 1]])
+            s = Convex.with_hull_faces(z["points"][ps[i] : ps[i + 1]], 0.0, faces[i])
         else:
             raise ValueError(f"piece {i} has shape kind {k}")
+        if faces[i] is not None and k != L.CONVEX:
+            raise ValueError(f"piece {i} has hull faces but is no convex piece")
         pieces.append(LinkPiece(str(link), s, as_pose(z["pose"][i], f"piece {i} pose")))
     report = {
         str(n): {c: float(x) for c, x in zip(_REPORT_COLUMNS, r, strict=True)}
