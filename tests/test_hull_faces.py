@@ -100,15 +100,20 @@ def test_faces_that_are_not_the_hull_are_refused(case):
         Convex.with_hull_faces(p, 0.0, faces)
 
 
-def test_faces_for_another_dimension_give_the_hull_computed_anew():
-    """Whether a set is flat is decided on the loading machine: faces stored for the other
-    dimension are not used, and the hull is qhull's."""
+def test_a_ring_for_a_set_that_is_not_flat_gives_the_hull_computed_anew():
+    """Whether a set is flat is decided on the loading machine: a polygon's ring stored for
+    a set that is not flat here is not used, and the hull is qhull's."""
     flat, solid = SETS["flat"], SETS["random"]
-    ring = hull_with_faces(flat)[1]
-    got, used = hull_from_faces(solid, ring)
+    got, used = hull_from_faces(solid, hull_with_faces(flat)[1])
     assert used is None and _same(got, convex_hull(solid))
-    got, used = hull_from_faces(flat, hull_with_faces(solid)[1])
-    assert used is None and _same(got, convex_hull(flat))
+
+
+def test_the_two_sides_of_a_flat_set_are_no_solid():
+    square = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0.0]])
+    sides = HullFaces(np.arange(4, dtype=np.int32),
+                      np.array([[0, 1, 2], [0, 2, 3], [1, 0, 3], [1, 3, 2]], np.int32))  # fmt: skip
+    with pytest.raises(ValueError, match="enclose no solid"):
+        hull_from_faces(square, sides)
 
 
 def test_faces_go_through_a_cache_entrys_arrays_and_older_entries_are_refused():

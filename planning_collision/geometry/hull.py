@@ -74,9 +74,9 @@ def hull_with_faces(points: npt.ArrayLike) -> tuple[HullData, HullFaces | None]:
 def hull_from_faces(points: npt.ArrayLike, faces: HullFaces) -> tuple[HullData, HullFaces | None]:
     """(`convex_hull(points)`, `faces`): the hull rebuilt from `faces` (`hull_with_faces` of
     the same points) without qhull, once they are proved to be the hull (module doc).
-    (hull, None) when the set is not of the dimension they are for (its flatness decided
-    on another machine's round-off): the hull computed anew. ValueError when they are not
-    its hull."""
+    (hull, None) when a polygon's ring is given for a set that is not flat here (its
+    flatness decided on another machine's round-off): the hull computed anew. ValueError
+    when they are not its hull."""
     return _hull(points, faces, False)
 
 
@@ -90,6 +90,11 @@ def _hull(points, given: HullFaces | None, want: bool) -> tuple[HullData, HullFa
     _, first = np.unique(key, axis=0, return_index=True)
     p = p[np.sort(first)]
     k = p.shape[0]
+    tol = _FLAT_REL * scale
+    if given is not None and len(given.faces) > 0:
+        # proved faces bound a solid: no flatness test needed (nor its SVD, which a
+        # multi-threaded BLAS can make take milliseconds)
+        return _solid_hull(p, *_checked_solid(p, given, tol)), given
     if k == 1:
         return HullData(p.copy(), np.zeros(2, np.int32), np.zeros(0, np.int32), 0), None
     c = p.mean(axis=0)
@@ -100,14 +105,11 @@ def _hull(points, given: HullFaces | None, want: bool) -> tuple[HullData, HullFa
         v = p[[int(np.argmin(t)), int(np.argmax(t))]]
         start, adj = _csr(2, np.array([[0, 1]]))
         return HullData(v, start, adj, 1), None
-    tol = _FLAT_REL * scale
     if s[2] <= _FLAT_REL * s[0]:
         uv = (p - c) @ vt[:2].T
         if given is not None and len(given.faces) == 0:
             return _ring_hull(p, _checked_ring(uv, given, tol)), given
         return _polygon(p, uv, want, tol)
-    if given is not None and len(given.faces) > 0:
-        return _solid_hull(p, *_checked_solid(p, given, tol)), given
     from scipy.spatial import ConvexHull, QhullError
 
     try:
@@ -181,8 +183,9 @@ def _order(given: HullFaces, n: int, least: int) -> np.ndarray:
 def _checked_solid(p, given: HullFaces, tol: float) -> tuple[np.ndarray, np.ndarray]:
     """(order, faces) of `given` once proved to be conv(p): faces on the order's vertices,
     2k - 4 of them (Euler: a closed surface of genus 0), each directed edge once and its
-    reverse once (closed and consistently oriented), every vertex on one, and every point
-    of p within `tol` inside every face's plane. ValueError otherwise."""
+    reverse once (closed and consistently oriented), every vertex on one, every point of p
+    within `tol` inside every face's plane and some point farther than `tol` inside it (a
+    solid, not a flat set's two sides). ValueError otherwise."""
     order = _order(given, len(p), 4)
     k = order.size
     f = np.asarray(given.faces)
@@ -205,9 +208,14 @@ def _checked_solid(p, given: HullFaces, tol: float) -> tuple[np.ndarray, np.ndar
         raise ValueError("a hull face has no area")
     n /= norm[:, None]
     off = (n * a).sum(axis=1)
+    deepest = np.zeros(len(f))
     for i in range(0, len(p), _CHUNK):
-        if (p[i : i + _CHUNK] @ n.T - off).max() > tol:
+        d = p[i : i + _CHUNK] @ n.T - off
+        if d.max() > tol:
             raise ValueError("a point lies outside its hull faces")
+        deepest = np.minimum(deepest, d.min(axis=0))
+    if np.any(deepest >= -tol):
+        raise ValueError("its hull faces enclose no solid")
     return order, f
 
 
