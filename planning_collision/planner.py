@@ -236,10 +236,7 @@ class RRTConnect:
         array, the nodes one iteration may add (`K.most_steps` + 1), and the sampler's
         streams from `seed` (None when it is None: fresh ones per solve). Made again only when
         an attribute changed since the last solve."""
-        key = (
-            self.range, self.balance, self.dynamic_domain, self.direct, self.sampler,
-            self.seed, self.diameter,
-        )  # fmt: skip
+        key = (self.range, self.balance, self.dynamic_domain, self.direct, self.sampler, self.seed)
         got = self._prepared
         if got is not None and got[0] == key:
             return got[1:]
