@@ -30,15 +30,21 @@ class BuildWithMachineCode(build_py):
             # modules since removed or renamed (pip builds in the source tree)
             shutil.rmtree(self.build_lib)
         super().run()
-        if not SHIP or getattr(self, "editable_mode", False):
+        if getattr(self, "editable_mode", False):
+            return
+        lib = Path(self.build_lib).resolve()
+        out = lib / "planning_collision" / "kernels" / "_compiled"
+        if not SHIP:  # package data copies a clone's compiled code: a pure wheel has none
+            shutil.rmtree(out, ignore_errors=True)
             return
         import subprocess
         import sys
 
-        lib = Path(self.build_lib).resolve()
-        out = lib / "planning_collision" / "kernels" / "_compiled"
+        # the clone's planning_collision/kernels/_compiled (package data, copied above) is
+        # kept when its manifest says these sources, this numba and Python, the baseline
+        # CPU (shipping.up_to_date); otherwise compiled here
         env = dict(os.environ, PYTHONPATH=str(lib))
-        cmd = [sys.executable, "-m", "planning_collision.shipping", str(out)]
+        cmd = [sys.executable, "-m", "planning_collision.shipping", str(out), "--reuse"]
         subprocess.run(cmd, env=env, cwd=str(lib), check=True)
 
 

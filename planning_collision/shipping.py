@@ -10,7 +10,12 @@ sources or CPU differ compiles as without it (`python -m planning_collision warm
 which). The wheel's build runs it (setup.py; ``PLANNING_COLLISION_SHIP=0`` builds a wheel
 without machine code), or by hand::
 
-    python -m planning_collision.shipping OUT_DIR [--cpu x86-64-v3] [--jobs 2]
+    python -m planning_collision.shipping OUT_DIR [--cpu x86-64-v3] [--jobs 2] [--reuse]
+
+In a clone, ``python -m planning_collision.shipping planning_collision/kernels/_compiled``
+gives the editable install the wheel's start (its processes load that code when their own
+cache has nothing, as a wheel's do), and a wheel built afterwards from the same sources,
+numba and Python takes it instead of compiling again (`up_to_date`; CI builds it so).
 
 The baseline is x86-64-v3 (AVX2, FMA, BMI: CPUs since 2013-2015): per-call speed within a few per
 cent of code compiled for the host (`python -m planning_collision.demos.bench.checker`); a CPU
@@ -40,6 +45,7 @@ def build(out, cpu: str = BASELINE, jobs: int = 2, pythonpath=None) -> dict:
 
     if cpu not in CPU_LEVELS:
         raise ValueError(f"cpu must be one of {sorted(CPU_LEVELS)}, got {cpu!r}")
+    out = Path(out).resolve()  # the processes below run elsewhere
     with tempfile.TemporaryDirectory(prefix="pc-ship-") as tmp:
         env = dict(
             os.environ,
@@ -56,6 +62,28 @@ def build(out, cpu: str = BASELINE, jobs: int = 2, pythonpath=None) -> dict:
         code = f"from planning_collision.shipping import collect; collect({str(out)!r}, {cpu!r})"
         subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp, check=True)
     return json.loads((Path(out) / "manifest.json").read_text())
+
+
+def up_to_date(out, cpu: str = BASELINE):
+    """None when `out` holds the machine code `build(out, cpu)` would write in this process
+    (its manifest: this numba, llvmlite and Python, these kernels' sources, `cpu`, and the
+    files it lists all there); else why not."""
+    from .kernels import _jit
+
+    f = Path(out) / _jit.MANIFEST
+    try:
+        m = json.loads(f.read_text())
+    except (OSError, ValueError) as e:
+        return f"no readable manifest ({e.__class__.__name__})"
+    for k, v in _jit.process_identity().items():
+        if m.get(k) != v:
+            return f"built for {k} {m.get(k)}, this build has {v}"
+    if list(m.get("magic", ()))[1:2] != [cpu]:
+        return f"built for {list(m.get('magic', ()))[1:2]}, not {cpu}"
+    files = [g for g in Path(out).iterdir() if g.suffix in (".nbi", ".nbc")]
+    if len(files) != m.get("files") or sum(g.stat().st_size for g in files) != m.get("bytes"):
+        return f"{len(files)} files where the manifest lists {m.get('files')}"
+    return None
 
 
 def collect(out, cpu: str) -> None:
@@ -100,7 +128,16 @@ def main(argv=None) -> int:
     p.add_argument("out", help="directory to write (replaced)")
     p.add_argument("--cpu", default=BASELINE)
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--reuse", action="store_true",
+                   help="keep OUT when it already holds this build's machine code")  # fmt: skip
     a = p.parse_args(argv)
+    why = up_to_date(a.out, a.cpu) if a.reuse else "--reuse not given"
+    if why is None:
+        m = json.loads((Path(a.out) / "manifest.json").read_text())
+        print(f"kept {a.out}: its machine code is this build's ({m['files']} files)")
+        return 0
+    if a.reuse:
+        print(f"compiling into {a.out}: {why}")
     m = build(a.out, a.cpu, a.jobs)
     print(
         f"shipped {m['files']} files, {m['bytes'] / 1e6:.1f} MB, for {a.cpu} (numba {m['numba']})"

@@ -84,7 +84,8 @@ arm.fk(np.zeros(arm.dof))
 
 
 def test_a_real_compile_from_an_empty_cache_is_announced_and_a_cached_one_is_silent(tmp_path):
-    env = {"NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    # a compile from an empty cache: no shipped machine code (a clone's kernels/_compiled)
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PLANNING_COLLISION_SHIPPED": "0"}
     runs = [
         subprocess.run(
             [sys.executable, "-c", _REAL_COMPILE],

@@ -284,3 +284,45 @@ def test_shipped_code_others_can_write_is_not_loaded(mod, tmp_path, shipped):
     shipped.chmod(0o777)
     got = run(mod, tmp_path / "user-cache", shipped=shipped)
     assert got["hits"] == 0 and "other users" in got["shipped"]
+
+
+# ---------------------------------------------------------------------------------------
+# a wheel's build keeps a clone's compiled code only when it is this build's
+
+
+@pytest.fixture
+def as_package(mod, monkeypatch):
+    """This process sees the test's module as the package's kernels (as `shipped` built it)."""
+    from pathlib import Path
+
+    monkeypatch.setattr(_jit, "KERNELS_DIR", Path(mod).resolve())
+    _jit.package_stamp.cache_clear()
+    yield
+    _jit.package_stamp.cache_clear()
+
+
+def test_a_wheel_build_keeps_compiled_code_that_is_its_own(mod, shipped, as_package):
+    from planning_collision.shipping import up_to_date
+
+    assert up_to_date(shipped, "x86-64-v2") is None
+    assert "not x86-64-v3" in up_to_date(shipped, "x86-64-v3")  # another baseline: compiled
+
+
+@pytest.mark.parametrize("change", ["source", "numba", "file", "manifest"])
+def test_a_wheel_build_compiles_again_past_anything_else(mod, shipped, as_package, change):
+    from planning_collision.shipping import up_to_date
+
+    if change == "source":  # the kernels changed since: another package stamp
+        (mod / "kmod.py").write_text(MODULE + "\n# edited\n")
+        _jit.package_stamp.cache_clear()
+    elif change == "numba":
+        m = json.loads((shipped / _jit.MANIFEST).read_text())
+        (shipped / _jit.MANIFEST).write_text(json.dumps(dict(m, numba="0.1")))
+    elif change == "file":  # a copy cut short
+        sorted(shipped.glob("*.nbc"))[0].unlink()
+    else:
+        (shipped / _jit.MANIFEST).write_text("{")
+    why = up_to_date(shipped, "x86-64-v2")
+    expected = {"source": "package_stamp", "numba": "numba 0.1", "file": "1 files where",
+                "manifest": "no readable manifest"}[change]  # fmt: skip
+    assert why is not None and expected in why, why
