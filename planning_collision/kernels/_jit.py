@@ -502,12 +502,18 @@ def shipped_magic():
 
 def cached_signatures(dispatcher) -> set:
     """The argument types `dispatcher` has compiled in this process or finds in numba's
-    on-disk cache index (empty for a plain function: NUMBA_DISABLE_JIT)."""
+    on-disk cache index or the shipped code's that this process loads (empty for a plain
+    function: NUMBA_DISABLE_JIT)."""
     sigs = set(getattr(dispatcher, "signatures", ()))
     cache = getattr(dispatcher, "_cache", None)
     index = getattr(getattr(cache, "_cache_file", None), "_load_index", None)
     if index is not None:
         sigs |= {key[0] for key in index()}
+    if isinstance(cache, PackageCache) and cache._shipped and shipped_magic() is not None:
+        shipped = CheckedCacheFile(
+            str(SHIPPED_DIR), cache._impl.filename_base, cache._cache_file._source_stamp
+        )
+        sigs |= {key[0] for key in shipped._load_index() if key[1] == shipped_magic()}
     return sigs
 
 
