@@ -78,7 +78,10 @@ def bounding_capsule(shape) -> tuple[np.ndarray, np.ndarray, float]:
     v = core_points(shape)
     sweep = sweep_radius(shape)
     c = 0.5 * (v.min(axis=0) + v.max(axis=0))
-    axis = np.linalg.svd(v - c)[2][0] if len(v) > 1 else np.array([0.0, 0.0, 1.0])
+    # the principal axis: V's first row (U of the points' size, N x N by default, is not needed)
+    axis = (
+        np.linalg.svd(v - c, full_matrices=False)[2][0] if len(v) > 1 else np.array([0.0, 0.0, 1.0])
+    )
     t = (v - c) @ axis
     lo, hi = float(t.min()), float(t.max())
     s = np.linspace(0.0, 0.5, 51)[:, None]  # the 51 candidate segments at once
