@@ -53,3 +53,21 @@ def test_every_hook_of_setuptools_is_the_backends(backend):
     hooks = [h for h in build_meta.__all__ if h.startswith(("build_", "get_", "prepare_"))]
     assert "build_editable" in hooks
     assert all(callable(getattr(backend, h, None)) for h in hooks)
+
+
+def test_ci_s_wheel_check_fails_a_run_that_compiled_or_did_without_the_shipped_code():
+    from planning_collision.demos.dev.wheel_start import _not_shipped
+
+    good = (
+        "planned: 5 waypoints, every edge certified free\n"
+        "shipped machine code: x86-64-v3 machine code for numba 0.68.1\n"
+        "compiles in this process: 0\n"
+    )
+    assert _not_shipped(good) == []
+    compiled = good.replace("process: 0", "process: 3")
+    assert _not_shipped(compiled) == ["3 kernels compiled"]
+    refused = good.replace(
+        "x86-64-v3 machine code for numba 0.68.1", "built for numba 0.67.0, this process has 0.68.1"
+    )
+    assert "not usable" in _not_shipped(refused)[0]
+    assert len(_not_shipped("planned: 5 waypoints\n")) == 2  # said nothing: not a pass
