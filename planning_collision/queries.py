@@ -34,9 +34,17 @@ _F64 = np.dtype(np.float64)
 
 
 def _pose_array(T, name: str) -> np.ndarray:
-    """T as a C-contiguous float64 (4, 4) array (no copy when it is one), or ValueError.
-    The numeric checks (finite, rigid) run inside the compiled query."""
-    if type(T) is np.ndarray and T.dtype is _F64 and T.shape == (4, 4) and T.strides == (32, 8):
+    """T as a writeable C-contiguous float64 (4, 4) array (no copy when it is one), or
+    ValueError. Read-only poses (a scene object's `T`) are copied: to numba a read-only array
+    is another type, and the query would compile once more for it (~30 s, though the wheel
+    ships the query compiled). The numeric checks (finite, rigid) run inside the query."""
+    if (
+        type(T) is np.ndarray
+        and T.dtype is _F64
+        and T.shape == (4, 4)
+        and T.strides == (32, 8)
+        and T.flags.writeable
+    ):
         return T  # the common case, decided in ~0.1 µs
     try:
         a = np.asarray(T, dtype=np.float64)
@@ -44,7 +52,8 @@ def _pose_array(T, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be a numeric 4x4 array, got {T!r}") from None
     if a.shape != (4, 4):
         raise ValueError(f"{name} must have shape (4, 4), got {a.shape}")
-    return np.ascontiguousarray(a)
+    a = np.ascontiguousarray(a)
+    return a if a.flags.writeable else a.copy()
 
 
 def _check_shapes(a, b) -> bool:

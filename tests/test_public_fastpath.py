@@ -77,3 +77,36 @@ def test_results_are_frozen():
         "id",
     ]
     assert np.allclose(r.point_b - r.point_a, r.distance * r.normal)
+
+
+def test_a_read_only_pose_reaches_the_compiled_query_as_the_writeable_type(monkeypatch):
+    """A scene object's pose is read-only; to numba that is another array type, which made
+    `distance` compile a second time (~30 s, past the wheel's shipped code): the queries
+    hand the kernels writeable poses, copied only when read-only."""
+    from planning_collision import queries
+
+    seen = []
+
+    def spy(kernel):
+        def call(ia, fa, Ta, ib, fb, Tb, *rest):
+            seen.append((Ta.flags.writeable, Tb.flags.writeable))
+            return kernel(ia, fa, Ta, ib, fb, Tb, *rest)
+
+        return call
+
+    monkeypatch.setattr(queries, "checked_distance", spy(public.checked_distance))
+    monkeypatch.setattr(queries, "checked_overlap", spy(public.checked_overlap))
+    scene = pc.Scene()
+    T = np.eye(4)
+    T[0, 3] = 0.5
+    ob = scene.add(pc.Box((0.2, 0.2, 0.2)), T)
+    Tob = scene.get(ob).T
+    assert not Tob.flags.writeable  # as the scene keeps it
+    frozen = np.eye(4)
+    frozen.flags.writeable = False
+    for Tb in (Tob, frozen):
+        a = pc.distance(pc.Sphere(0.1), np.eye(4), pc.Box((0.2, 0.2, 0.2)), Tb)
+        b = pc.collide(pc.Sphere(0.1), frozen, pc.Box((0.2, 0.2, 0.2)), Tb)
+        c = pc.penetration(pc.Sphere(0.1), np.eye(4), pc.Box((0.2, 0.2, 0.2)), Tb)
+        assert (a.distance <= 0.0) == b and c.depth >= 0.0
+    assert len(seen) == 6 and all(w == (True, True) for w in seen), seen
