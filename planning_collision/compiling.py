@@ -210,6 +210,15 @@ def _pair_queries(bench) -> None:
     scene.snapshot().flat()  # the one-primitive objects' rows, poses' check and flat form
 
 
+def _new_robot(bench) -> None:
+    """What loading a robot without a cached ACM runs (`Robot.compute_acm`: each link pair's
+    collisions counted over sampled configurations, one compiled call)."""
+    import numpy as np
+
+    r = bench.robot
+    r.count_self_collisions(np.stack([r.lower, r.upper, (r.lower + r.upper) / 2]))
+
+
 def _scene_queries(bench) -> None:
     import numpy as np
 
@@ -256,6 +265,7 @@ def _viewer(bench) -> None:
 STEPS = [
     Step("pair queries, scenes from arrays", "queries", _pair_queries),
     Step("the scene's queries", "queries", _scene_queries),
+    Step("a new robot's self-collision sampling", "queries", _new_robot),
     Step("is_valid, clearance (and the self-collision tables)", "checker",
          lambda bench: bench.checker.warm_up(methods=())),
     Step("check_edge (dichotomy)", "edges", _edges("dichotomy")),
@@ -287,7 +297,8 @@ def warm_up(
     robot=None, methods=("dichotomy", "ca", "discrete"), jobs: int = 1, urdf=None, srdf=None
 ) -> float:
     """Compile (or load from numba's cache) every entry point of `STEPS`: the pair queries,
-    the scene's queries and its point-cloud builder, a checker's state check, batch,
+    the scene's queries and its point-cloud builder, a new robot's self-collision sampling
+    (its ACM), a checker's state check, batch,
     clearance, link distances and edges by each of `methods`, the compiled planner and the
     viewer's queries. The kernels do not depend on the robot: any robot warms them for all
     (default, a two-link arm built here); a user's robot (`robot`, or `urdf` and `srdf`
