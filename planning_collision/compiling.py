@@ -208,6 +208,13 @@ def _pair_queries(bench) -> None:
         query(a, np.eye(4), b, T)
     scene = Scene.from_arrays(ObstacleArrays.boxes(np.full((2, 3), 0.2), np.stack([T, T])))
     scene.snapshot().flat()  # the one-primitive objects' rows, poses' check and flat form
+    # a mesh obstacle of 128 triangles: more than 64 primitives are grouped by a BVH traversal
+    # (kcd.py, bvh.overlap_groups) where a few boxes or spheres are grouped pair by pair
+    n = 9
+    ij = np.stack(np.meshgrid(np.arange(n), np.arange(n), indexing="ij"), -1).reshape(-1, 2)
+    a = (ij[:, 0] * n + ij[:, 1]).reshape(n, n)[:-1, :-1].ravel()
+    faces = np.concatenate([np.c_[a, a + 1, a + n], np.c_[a + 1, a + n + 1, a + n]])
+    Scene().add(g.Mesh(np.c_[0.05 * ij, np.zeros(len(ij))], faces), T)
 
 
 def _new_robot(bench) -> None:
