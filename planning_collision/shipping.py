@@ -75,9 +75,9 @@ def up_to_date(out, cpu: str = BASELINE):
         m = json.loads(f.read_text())
     except (OSError, ValueError) as e:
         return f"no readable manifest ({e.__class__.__name__})"
-    for k, v in _jit.process_identity().items():
-        if m.get(k) != v:
-            return f"built for {k} {m.get(k)}, this build has {v}"
+    why = _jit.identity_mismatch(m)
+    if why is not None:
+        return why
     if list(m.get("magic", ()))[1:2] != [cpu]:
         return f"built for {list(m.get('magic', ()))[1:2]}, not {cpu}"
     files = [g for g in Path(out).iterdir() if g.suffix in (".nbi", ".nbc")]

@@ -454,6 +454,15 @@ def process_identity() -> dict:
     }
 
 
+def identity_mismatch(manifest: dict) -> str | None:
+    """Why machine code built as `manifest` says cannot run in this process (numba,
+    llvmlite, Python or the kernels' sources differ), or None."""
+    for k, v in process_identity().items():
+        if manifest.get(k) != v:
+            return f"built for {k} {manifest.get(k)}, this process has {v}"
+    return None
+
+
 def numba_cache_dir() -> Path:
     """NUMBA_CACHE_DIR as numba read it (numba.config: the directory its cache files go
     under when set)."""
@@ -482,17 +491,16 @@ def shipped_status() -> tuple:
         m = json.loads(f.read_text())
     except (OSError, ValueError) as e:
         return None, f"unreadable manifest ({e})"
-    me = process_identity()
-    for k, v in me.items():
-        if m.get(k) != v:
-            return None, f"built for {k} {m.get(k)}, this process has {v}"
+    why = identity_mismatch(m)
+    if why is not None:
+        return None, why
     magic = tuple(m.get("magic", ()))
     if len(magic) != 3 or magic[0] != host_magic()[0]:
         return None, f"built for {magic[:1]}, this process targets {host_magic()[0]}"
     missing = set(m.get("cpu_features", ())) - host_features()
     if missing:
         return None, f"this CPU lacks {sorted(missing)} of {magic[1]}"
-    return magic, f"{magic[1]} machine code for numba {me['numba']}"
+    return magic, f"{magic[1]} machine code for numba {m['numba']}"
 
 
 def shipped_magic():
