@@ -25,7 +25,7 @@ import logging
 import numpy as np
 
 from ..geometry import Box, Capsule, Cone, Convex, Cylinder, Sphere, shape_table
-from ..geometry.hull import faces_arrays, faces_from_arrays
+from ..geometry.hull import face_planes, faces_arrays, faces_from_arrays
 from ..kernels.base.tolerances import CONTAIN_TOL
 from ..robot.cache import read_entry, write_entry
 from ..robot.progress import Progress
@@ -146,12 +146,9 @@ def _distances_to_hull(S: np.ndarray, v: np.ndarray) -> np.ndarray:
 def _distances_to_faces(V: np.ndarray, faces: np.ndarray, v: np.ndarray) -> np.ndarray:
     """`_distances_to_hull` of conv(V) given its outward triangles `faces` (m, 3) (a proved
     `HullFaces`, geometry/hull.py), without qhull."""
-    tri = V[faces]
-    a = tri[:, 0]
-    n = np.cross(tri[:, 1] - a, tri[:, 2] - a)
-    n /= np.linalg.norm(n, axis=1)[:, None]
-    inside = (v @ n.T - (n * a).sum(axis=1) <= 0.0).all(axis=1)
-    return np.where(inside, 0.0, _triangle_distances(v, tri))
+    n, off = face_planes(V, faces)
+    inside = (v @ n.T - off <= 0.0).all(axis=1)
+    return np.where(inside, 0.0, _triangle_distances(v, V[faces]))
 
 
 def _farther_after_adding(S: np.ndarray, v: np.ndarray, d: np.ndarray) -> np.ndarray:

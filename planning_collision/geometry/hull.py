@@ -200,14 +200,7 @@ def _checked_solid(p, given: HullFaces, tol: float) -> tuple[np.ndarray, np.ndar
         raise ValueError("its hull faces repeat an edge")
     if not np.array_equal(np.sort(code), np.sort(back)):
         raise ValueError("its hull faces are not a closed, consistently oriented surface")
-    v = p[order]
-    a = v[f[:, 0]]
-    n = np.cross(v[f[:, 1]] - a, v[f[:, 2]] - a)
-    norm = np.linalg.norm(n, axis=1)
-    if not np.all(norm > 0.0):
-        raise ValueError("a hull face has no area")
-    n /= norm[:, None]
-    off = (n * a).sum(axis=1)
+    n, off = face_planes(p[order], f)
     deepest = np.zeros(len(f))
     for i in range(0, len(p), _CHUNK):
         d = p[i : i + _CHUNK] @ n.T - off
@@ -217,6 +210,19 @@ def _checked_solid(p, given: HullFaces, tol: float) -> tuple[np.ndarray, np.ndar
     if np.any(deepest >= -tol):
         raise ValueError("its hull faces enclose no solid")
     return order, f
+
+
+def face_planes(v: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(unit normals (m, 3), offsets (m,)) of the triangles `faces` (m, 3) on vertices v:
+    a point x is on a face's outer side by ``x @ n - off`` (outward for `HullFaces`).
+    ValueError when a face has no area."""
+    a = v[faces[:, 0]]
+    n = np.cross(v[faces[:, 1]] - a, v[faces[:, 2]] - a)
+    norm = np.linalg.norm(n, axis=1)
+    if not np.all(norm > 0.0):
+        raise ValueError("a hull face has no area")
+    n /= norm[:, None]
+    return n, (n * a).sum(axis=1)
 
 
 def _checked_ring(uv, given: HullFaces, tol: float) -> np.ndarray:
