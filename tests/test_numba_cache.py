@@ -4,13 +4,15 @@ index is a pickle), two processes compiling into one cache at once, and the mach
 wheel ships (planning_collision/shipping.py): loaded when everything matches, never when
 the sources, numba or the CPU differ.
 
-Each case runs fresh Python processes on a one-function module of its own, compiled with
-the package's `kernel` decorator (a fraction of a second), so no test here compiles the
-package's kernels."""
+Each case runs fresh Python processes on a one-function module, compiled with the package's
+`kernel` decorator (a fraction of a second), so no test here compiles the package's kernels;
+the module's first compile and its shipped build are made once and copied to each case that
+damages them."""
 
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -73,6 +75,26 @@ def mod(tmp_path):
     return d
 
 
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """One module directory and the numba cache one process compiled it into: the tests
+    that damage or replace its files start from a copy (numba's cache for a source file
+    lives under a path made of the file's directory, so the module stays where it is)."""
+    root = tmp_path_factory.mktemp("compiled")
+    d = root / "mod"
+    d.mkdir()
+    (d / "kmod.py").write_text(MODULE)
+    first = run(d, root / "cache")
+    assert first["misses"] == 1 and first["hits"] == 0 and not first["warnings"]
+    return d, root / "cache"
+
+
+def cache_copy(compiled, tmp_path):
+    cache = tmp_path / "cache"
+    shutil.copytree(compiled[1], cache)
+    return cache
+
+
 def run(mod, cache, shipped="-", collect="-", **env) -> dict:
     e = dict(os.environ, NUMBA_CACHE_DIR=str(cache), **env)
     e.pop("PLANNING_COLLISION_SHIPPED", None)
@@ -90,10 +112,8 @@ def files(cache, suffix):
     return sorted(p for p in cache.rglob(f"kmod.f-*{suffix}"))
 
 
-def test_a_cached_kernel_loads_in_the_next_process(mod, tmp_path):
-    cache = tmp_path / "cache"
-    first = run(mod, cache)
-    assert first["misses"] == 1 and first["hits"] == 0 and not first["warnings"]
+def test_a_cached_kernel_loads_in_the_next_process(compiled, tmp_path):
+    mod, cache = compiled[0], cache_copy(compiled, tmp_path)  # compiled: one miss, no warning
     second = run(mod, cache)
     assert second["hits"] == 1 and second["misses"] == 0 and not second["warnings"]
     # the directory made for it is private
@@ -103,12 +123,11 @@ def test_a_cached_kernel_loads_in_the_next_process(mod, tmp_path):
 
 @pytest.mark.parametrize("what", [".nbc", ".nbi"])
 @pytest.mark.parametrize("damage", ["truncated", "empty", "flipped"])
-def test_a_damaged_cache_file_recompiles_once_with_one_warning(mod, tmp_path, what, damage):
+def test_a_damaged_cache_file_recompiles_once_with_one_warning(compiled, tmp_path, what, damage):
     """A truncated, empty or altered index or data file: the kernel compiles again (right
     answer, one warning naming the file), its files are written anew, and the process after
     that loads them quietly."""
-    cache = tmp_path / "cache"
-    run(mod, cache)
+    mod, cache = compiled[0], cache_copy(compiled, tmp_path)
     (f,) = files(cache, what)
     blob = f.read_bytes()
     if damage == "truncated":
@@ -146,12 +165,11 @@ def _craft(index, marker, framed: bool):
         index.write_bytes(payload)
 
 
-def test_a_cache_others_can_write_is_never_read(mod, tmp_path):
+def test_a_cache_others_can_write_is_never_read(compiled, tmp_path):
     """numba's index is a pickle: a directory (or a file) that other users can write is
     not read (one warning; the kernel compiles in the process), so a crafted index planted
     there runs nothing."""
-    cache = tmp_path / "cache"
-    run(mod, cache)
+    mod, cache = compiled[0], cache_copy(compiled, tmp_path)
     (index,) = files(cache, ".nbi")
     marker = tmp_path / "ran"
     _craft(index, marker, framed=True)
@@ -168,11 +186,10 @@ def test_a_cache_others_can_write_is_never_read(mod, tmp_path):
     assert not marker.exists() and got["hits"] == 0 and "other users" in got["warnings"][0]
 
 
-def test_an_index_in_numbas_own_format_is_not_unpickled(mod, tmp_path):
+def test_an_index_in_numbas_own_format_is_not_unpickled(compiled, tmp_path):
     """A file that is not one of ours (numba's own pickle, or one planted in a private
     directory by another program) is a miss: never unpickled."""
-    cache = tmp_path / "cache"
-    run(mod, cache)
+    mod, cache = compiled[0], cache_copy(compiled, tmp_path)
     (index,) = files(cache, ".nbi")
     marker = tmp_path / "ran"
     _craft(index, marker, framed=False)
@@ -201,18 +218,32 @@ def test_two_processes_compiling_into_one_cache_at_once(mod, tmp_path):
 # shipped machine code
 
 
-@pytest.fixture
-def shipped(mod, tmp_path):
+@pytest.fixture(scope="module")
+def shipped_once(tmp_path_factory):
     """The module compiled for x86-64-v2 into a shipped directory, as the wheel's build
     does (a process targeting the baseline, then `shipping.collect`)."""
-    out = tmp_path / "shipped"
+    root = tmp_path_factory.mktemp("shipped")
+    d = root / "mod"
+    d.mkdir()
+    (d / "kmod.py").write_text(MODULE)
+    out = root / "shipped"
     got = run(
-        mod, tmp_path / "build-cache", shipped=tmp_path / "none", collect=out,
+        d, root / "build-cache", shipped=root / "none", collect=out,
         NUMBA_CPU_NAME="x86-64-v2", NUMBA_CPU_FEATURES="",
     )  # fmt: skip
     assert got["misses"] == 1
     m = json.loads((out / _jit.MANIFEST).read_text())
     assert m["magic"][1] == "x86-64-v2" and m["files"] == 2
+    return out
+
+
+@pytest.fixture
+def shipped(shipped_once, mod, tmp_path):
+    """A copy of `shipped_once` for one test (which may damage it), beside its own copy of
+    the module (`mod`): shipped code is found by the sources' contents, not their place."""
+    out = tmp_path / "shipped"
+    shutil.copytree(shipped_once, out)
+    out.chmod(0o700)
     return out
 
 
