@@ -74,6 +74,9 @@ def _block(shape, T: np.ndarray, min_size) -> tuple[Primitives, np.ndarray, int]
     detail filter (kcd.py) replaced by their world boxes: all or none, as all are alike."""
     R = np.ascontiguousarray(T[:3, :3])
     local = shape.points if isinstance(shape, PointCloud) else shape.centers
+    if local.flags.writeable:  # read-only as a cloud's points: one compiled specialisation
+        local = local.view()
+        local.flags.writeable = False
     n = local.shape[0]
     w = np.empty((n, 3))
     lo, hi = posed_points(local, T, w)

@@ -219,11 +219,30 @@ def _pair_queries(bench) -> None:
 
 def _new_robot(bench) -> None:
     """What loading a robot without a cached ACM runs (`Robot.compute_acm`: each link pair's
-    collisions counted over sampled configurations, one compiled call)."""
+    collisions counted over sampled configurations, one compiled call), and what building
+    the link model of a mesh runs (robot/convexify.py: its triangles scanned against the
+    pieces that must hold them)."""
     import numpy as np
+
+    from .robot.convexify import convexify_mesh
 
     r = bench.robot
     r.count_self_collisions(np.stack([r.lower, r.upper, (r.lower + r.upper) / 2]))
+    corners = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], float)
+    faces = [[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
+             [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]]  # fmt: skip
+    convexify_mesh(0.1 * corners, np.array(faces))  # a cube's mesh
+
+
+def _robot_queries(bench) -> None:
+    """A robot's own queries beside its checker: FK of many configurations (the viewer's,
+    the demos' plots) and the motion bounds of a motion, per link and per link pair."""
+    import numpy as np
+
+    r = bench.robot
+    r.fk_batch(np.stack([r.lower, r.upper]))
+    r.motion_bounds(r.lower, r.upper)
+    r.pair_motion_bounds(r.lower, r.upper)
 
 
 def _scene_queries(bench) -> None:
@@ -272,7 +291,8 @@ def _viewer(bench) -> None:
 STEPS = [
     Step("pair queries, scenes from arrays", "queries", _pair_queries),
     Step("the scene's queries", "queries", _scene_queries),
-    Step("a new robot's self-collision sampling", "queries", _new_robot),
+    Step("a new robot's link models and self-collision sampling", "queries", _new_robot),
+    Step("Robot.fk_batch and motion bounds", "queries", _robot_queries),
     Step("is_valid, clearance (and the self-collision tables)", "checker",
          lambda bench: bench.checker.warm_up(methods=())),
     Step("check_edge (dichotomy)", "edges", _edges("dichotomy")),
@@ -304,12 +324,13 @@ def warm_up(
     robot=None, methods=("dichotomy", "ca", "discrete"), jobs: int = 1, urdf=None, srdf=None
 ) -> float:
     """Compile (or load from numba's cache) every entry point of `STEPS`: the pair queries,
-    the scene's queries and its point-cloud builder, a new robot's self-collision sampling
-    (its ACM), a checker's state check, batch,
-    clearance, link distances and edges by each of `methods`, the compiled planner and the
-    viewer's queries. The kernels do not depend on the robot: any robot warms them for all
-    (default, a two-link arm built here); a user's robot (`robot`, or `urdf` and `srdf`
-    files) also gets its link models and self-collision tables built and cached.
+    the scene's queries and its point-cloud builder, a new robot's link models and
+    self-collision sampling (its ACM), a robot's batch FK and motion bounds, a checker's
+    state check, batch, clearance, link distances and edges by each of `methods`, the
+    compiled planner and the viewer's queries. The kernels do not depend on the robot: any
+    robot warms them for all (default, a two-link arm built here); a user's robot (`robot`,
+    or `urdf` and `srdf` files) also gets its link models and self-collision tables built
+    and cached.
 
     `jobs` > 1 runs the groups of steps in that many processes (each compiles the callees
     its steps share: on 2 idle cores, 2 jobs finish a first warm-up sooner). A line per

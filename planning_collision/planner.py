@@ -254,6 +254,7 @@ class RRTConnect:
         rather than in a first solve's time limit (~1 min on a machine's first run, said on
         stderr; then a fraction of a second). Returns the seconds it took."""
         t0 = time.perf_counter()
+        self._prepare()  # the settings and the room one iteration may add (K.most_steps)
         q = np.where(self.cont != 0, 0.0, 0.5 * (self.lower + self.upper))
         request = self.checker.edge_request(check_start=False)
         tr = allocate(K.PlanTrees, dof=self.dof, capacity=4)

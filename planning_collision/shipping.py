@@ -25,6 +25,7 @@ check_edge 1.00x, within this machine's noise); a CPU without it compiles on fir
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -35,6 +36,24 @@ from pathlib import Path
 
 BASELINE = "x86-64-v3"
 SHIP_ENV = "PLANNING_COLLISION_SHIP"
+# the repository's folders a wheel maps into the package (setup.py): not in a clone's
+# planning_collision/, so not in what `build_stamp` hashes
+MAPPED = ("robots", "plugins", "demos")
+
+
+def build_stamp() -> str:
+    """sha256 over the package's own Python sources (paths and contents): what the warm-up
+    runs decides which entry points, with which argument types, a build compiles, so a
+    directory built from other sources is built again even when the kernels are the same
+    (a process still loads it: only the kernels' stamp must match there)."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*.py")):
+        rel = f.relative_to(root)
+        if rel.parts[0] not in MAPPED:
+            h.update(rel.as_posix().encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()
 
 
 def build(out, cpu: str = BASELINE, jobs: int = 2, pythonpath=None) -> dict:
@@ -66,8 +85,8 @@ def build(out, cpu: str = BASELINE, jobs: int = 2, pythonpath=None) -> dict:
 
 def up_to_date(out, cpu: str = BASELINE):
     """None when `out` holds the machine code `build(out, cpu)` would write in this process
-    (its manifest: this numba, llvmlite and Python, these kernels' sources, `cpu`, and the
-    files it lists all there); else why not."""
+    (its manifest: this numba, llvmlite and Python, these kernels' sources and the package's
+    (`build_stamp`), `cpu`, and the files it lists all there); else why not."""
     from .kernels import _jit
 
     f = Path(out) / _jit.MANIFEST
@@ -80,6 +99,8 @@ def up_to_date(out, cpu: str = BASELINE):
         return why
     if list(m.get("magic", ()))[1:2] != [cpu]:
         return f"built for {list(m.get('magic', ()))[1:2]}, not {cpu}"
+    if m.get("build_stamp") != build_stamp():
+        return "built from other package sources (the warm-up may reach other entry points)"
     files = [g for g in Path(out).iterdir() if g.suffix in (".nbi", ".nbc")]
     if len(files) != m.get("files") or sum(g.stat().st_size for g in files) != m.get("bytes"):
         return f"{len(files)} files where the manifest lists {m.get('files')}"
@@ -118,6 +139,7 @@ def collect(out, cpu: str) -> None:
         cpu_features=list(_jit.CPU_LEVELS[cpu]),
         files=len(files),
         bytes=sum(f.stat().st_size for f in files),
+        build_stamp=build_stamp(),
     )
     (out / _jit.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
 

@@ -339,21 +339,23 @@ def test_a_wheel_build_keeps_compiled_code_that_is_its_own(mod, shipped, as_pack
     assert "not x86-64-v3" in up_to_date(shipped, "x86-64-v3")  # another baseline: compiled
 
 
-@pytest.mark.parametrize("change", ["source", "numba", "file", "manifest"])
+@pytest.mark.parametrize("change", ["source", "package", "numba", "file", "manifest"])
 def test_a_wheel_build_compiles_again_past_anything_else(mod, shipped, as_package, change):
     from planning_collision.shipping import up_to_date
 
     if change == "source":  # the kernels changed since: another package stamp
         (mod / "kmod.py").write_text(MODULE + "\n# edited\n")
         _jit.package_stamp.cache_clear()
-    elif change == "numba":
+    elif change in ("numba", "package"):  # another numba; other package sources (the warm-up)
         m = json.loads((shipped / _jit.MANIFEST).read_text())
-        (shipped / _jit.MANIFEST).write_text(json.dumps(dict(m, numba="0.1")))
+        edit = {"numba": "0.1"} if change == "numba" else {"build_stamp": "0" * 64}
+        (shipped / _jit.MANIFEST).write_text(json.dumps(dict(m, **edit)))
     elif change == "file":  # a copy cut short
         sorted(shipped.glob("*.nbc"))[0].unlink()
     else:
         (shipped / _jit.MANIFEST).write_text("{")
     why = up_to_date(shipped, "x86-64-v2")
     expected = {"source": "package_stamp", "numba": "numba 0.1", "file": "1 files where",
-                "manifest": "no readable manifest"}[change]  # fmt: skip
+                "manifest": "no readable manifest", "package": "other package sources",
+                }[change]  # fmt: skip
     assert why is not None and expected in why, why

@@ -75,6 +75,7 @@ class LinkBodies:
         q0 = self.validate_q(q0, "q0")
         q1 = self.validate_q(q1, "q1")
         R = self.bounds.pair_rows(self.self_collision_pairs() if pairs is None else pairs)
+        R.flags.writeable = False  # as `motion_bounds`'s rows: one compiled specialisation
         out = np.empty(R.shape[0])
         _motion_bounds_kernel(R, q0, q1, out)
         return out

@@ -393,9 +393,11 @@ class Robot(SceneTransfers, LinkBodies):
         return self.model.upper
 
     def validate_q(self, q, name: str = "q", check_limits: bool = False) -> npt.NDArray[np.float64]:
-        """`q` as a C-contiguous float64 (dof,) array, finite (and within limits when asked),
-        else ValueError naming the joint and value."""
+        """`q` as a writeable C-contiguous float64 (dof,) array, finite (and within limits
+        when asked), else ValueError naming the joint and value."""
         a = np.ascontiguousarray(real_array(name, q, f"a numeric array of {self.dof} joint values"))
+        if not a.flags.writeable:  # e.g. robot.lower: another numba type, a second compile
+            a = a.copy()
         if a.shape != (self.dof,):
             raise ValueError(
                 f"{name} has shape {a.shape}; robot {self.name!r} has {self.dof} active joints "
