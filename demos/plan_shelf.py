@@ -12,8 +12,9 @@ checks the planner made and what each cost, and a dense re-check of every return
     python demos/plan_shelf.py --view                  # the path in the browser (viz extra)
     python demos/plan_shelf.py --export path.glb       # or as a glTF file
 
-The first run on a machine compiles the checker's kernels (about 35 s, announced); numba
-caches them, and later runs start in about a second.
+From a clone, the first run on a machine compiles the checker's kernels (announced on
+stderr; docs/performance.md says how long), numba caches them, and later runs start in
+about a second; a wheel ships them compiled.
 """
 
 from __future__ import annotations
@@ -30,10 +31,13 @@ from planning_collision.plugins.ompl import PLANNERS, make_setup, solution_path,
 
 def dense_collisions(checker, Q, per_edge: int = 2000) -> int:
     """Edges of the polyline Q (n, dof) with a colliding state among `per_edge` evenly
-    spaced ones (the checker's exact link models)."""
+    spaced ones (the checker's exact link models). One `is_valid` per state, the planner's
+    own compiled call: ~4 us each, where `is_valid_batch` would compile a kernel of its own
+    on a machine's first run (~9 s) to save a fraction of a second."""
     t = np.linspace(0.0, 1.0, per_edge)[:, None]
+    is_valid = checker.is_valid
     return sum(
-        int(not checker.is_valid_batch(a + t * (b - a)).all())
+        int(not all(is_valid(q) for q in a + t * (b - a)))
         for a, b in zip(Q[:-1], Q[1:], strict=True)
     )
 
