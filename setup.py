@@ -6,7 +6,7 @@ builds a pure wheel without it."""
 
 import os
 
-from setuptools import Distribution, find_packages, setup
+from setuptools import Distribution, find_namespace_packages, setup
 from setuptools.command.build_py import build_py
 
 SHIP = os.environ.get("PLANNING_COLLISION_SHIP", "1") != "0"
@@ -16,8 +16,15 @@ SHIP = os.environ.get("PLANNING_COLLISION_SHIP", "1") != "0"
 MAPPED = ("robots", "plugins", "demos")
 PACKAGE_DIR = {"planning_collision": "planning_collision"}
 PACKAGE_DIR.update({f"planning_collision.{d}": d for d in MAPPED})
-PACKAGES = find_packages(include=["planning_collision", "planning_collision.*"])
-PACKAGES += [f"planning_collision.{p}" for p in find_packages(include=[f"{d}*" for d in MAPPED])]
+# every folder, a data folder (robots/panda, data/mbm, kernels/_compiled) as well as a module's:
+# setuptools then ships their files as the package data below says, and does not warn that
+# Python would import a folder it was not told about
+_SKIP = ["*__pycache__*", "*.egg-info*"]
+PACKAGES = find_namespace_packages(include=["planning_collision*"], exclude=_SKIP)
+PACKAGES += [
+    f"planning_collision.{p}"
+    for p in find_namespace_packages(include=[f"{d}*" for d in MAPPED], exclude=_SKIP)
+]
 
 
 class BuildWithMachineCode(build_py):
