@@ -6,6 +6,8 @@ call runs FK, poses the collision pieces and tests every requested link pair for
 configuration, so 10,000 Panda samples take seconds.
 """
 
+import numpy as np
+
 from .._jit import kernel
 from ..convex.pair import pair_overlap
 from .fk import balls_apart, fk, piece_poses
@@ -40,8 +42,9 @@ def count_link_pair_collisions(
             a = pairs[p, 0]
             b = pairs[p, 1]
             hit = False
-            for ia in range(link_start[a], link_start[a + 1]):
-                for ib in range(link_start[b], link_start[b + 1]):
+            # int64 indices, as the checker's: the pair queries compile once for both
+            for ia in range(np.int64(link_start[a]), np.int64(link_start[a + 1])):
+                for ib in range(np.int64(link_start[b]), np.int64(link_start[b + 1])):
                     if balls_apart(piece_buf, tab.brad, ia, ib, margin):
                         continue
                     if pair_overlap(tab, ia, piece_buf[ia], tab, ib, piece_buf[ib], margin, ws):

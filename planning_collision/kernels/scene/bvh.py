@@ -95,7 +95,7 @@ def overlap_components(bvh, root, lo, hi, label, stack, labels_out):
                 continue
             if bvh.count[nd] > 0:
                 for j in range(bvh.first[nd], bvh.first[nd] + bvh.count[nd]):
-                    p = bvh.order[j]
+                    p = np.int64(bvh.order[j])  # as i: `_find` compiles once
                     # each unordered pair once; union is symmetric
                     if (
                         p > i

@@ -359,6 +359,7 @@ def bv_pruned(lo, hi, nd, qlo, qhi, i, ball, ob, b, bound, collide, distance):
     """Whether group-BVH node nd's box rules it out: DISTANCE by the query's box, ball and
     oriented box under b; COLLIDE and the listing modes by the query's box within bound,
     COLLIDE by its oriented box too."""
+    nd = np.int64(nd)  # as a leaf's primitive index: the box tests compile once
     if distance:
         gs, gb = rows_gaps(lo, hi, nd, qlo, qhi, i, ball[0], ball[1], ball[2])
         return pruned(gs, gb, ball[3], b) or sq_pruned(obb_sqgap(lo, hi, nd, ob), b)
@@ -374,8 +375,8 @@ def push_children(lo, hi, left, right, stack, sp, nd, qlo, qhi, i, ob, distance)
     or OVERFLOW."""
     if sp + 2 > stack.shape[0]:
         return OVERFLOW
-    l = left[nd]
-    r = right[nd]
+    l = np.int64(left[nd])  # int64, as every index the box tests take
+    r = np.int64(right[nd])
     if distance:
         sr = max(rows_sqdist(lo, hi, r, qlo, qhi, i), obb_sqgap(lo, hi, r, ob))
         if sr < max(rows_sqdist(lo, hi, l, qlo, qhi, i), obb_sqgap(lo, hi, l, ob)):
