@@ -1,10 +1,10 @@
 """A wheel's user compiles nothing: every public call of the README and docs, made in a fresh
 process with an empty numba cache, runs on the shipped machine code (planning_collision/
-shipping.py). A call that compiles in such a process is an entry point the warm-up (the
-wheel's build) does not reach, or a specialisation nobody ships: an array passed writeable
-where the shipped code took it read-only compiled `posed_points` again for a voxel grid, and
-`Robot.fk_batch`, the motion bounds and the compiled planner's `most_steps` compiled on
-first use.
+shipping.py), and each kernel is shipped compiled once. A call that compiles in such a
+process is an entry point the warm-up (the wheel's build) does not reach, or a
+specialisation nobody ships: an array passed writeable where the shipped code took it
+read-only compiled `posed_points` again for a voxel grid, and `Robot.fk_batch`, the motion
+bounds and the compiled planner's `most_steps` compiled on first use.
 
 Runs where shipped code for this build is present (CI compiles it before the tests; a clone
 has it after ``python -m planning_collision.shipping planning_collision/kernels/_compiled``)."""
@@ -154,3 +154,33 @@ def test_the_public_api_compiles_nothing_from_the_shipped_code(tmp_path):
     got = json.loads(r.stdout.strip().splitlines()[-1])
     assert "x86-64" in got["shipped"], got
     assert got["compiled"] == [], got["compiled"]
+
+
+def test_every_shipped_kernel_is_compiled_for_one_signature():
+    """A kernel compiled twice is compile time spent for nothing (and a bigger wheel): the
+    ACM sampling passed int32 piece indices where the checker passes int64, and numba
+    compiled GJK, the closed forms and the halfspace queries a second time for them (12 s
+    of a warm-up; the BVH grouping and the traversal's box tests had the same split)."""
+    why = _shipped_here()
+    if why is not None:
+        pytest.skip(f"shipped machine code not usable here ({why})")
+    import importlib
+    import pkgutil
+
+    from numba.core.registry import CPUDispatcher
+
+    import planning_collision.kernels as kernels
+
+    for m in pkgutil.walk_packages(kernels.__path__, "planning_collision.kernels."):
+        importlib.import_module(m.name)
+    twice = {}
+    shipped = 0
+    for module in [v for k, v in sys.modules.items() if k.startswith(kernels.__name__)]:
+        for name, d in vars(module).items():
+            if isinstance(d, CPUDispatcher) and d.py_func.__module__ == module.__name__:
+                sigs = _jit.shipped_signatures(d)
+                shipped += bool(sigs)
+                if len(sigs) > 1:
+                    twice[f"{module.__name__}.{name}"] = sorted(map(str, sigs))
+    assert shipped > 50  # the shipped index was read
+    assert not twice, twice

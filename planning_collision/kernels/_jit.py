@@ -517,12 +517,19 @@ def cached_signatures(dispatcher) -> set:
     index = getattr(getattr(cache, "_cache_file", None), "_load_index", None)
     if index is not None:
         sigs |= {key[0] for key in index()}
-    if isinstance(cache, PackageCache) and cache._shipped and shipped_magic() is not None:
-        shipped = CheckedCacheFile(
-            str(SHIPPED_DIR), cache._impl.filename_base, cache._cache_file._source_stamp
-        )
-        sigs |= {key[0] for key in shipped._load_index() if key[1] == shipped_magic()}
-    return sigs
+    return sigs | shipped_signatures(dispatcher)
+
+
+def shipped_signatures(dispatcher) -> set:
+    """The argument types of `dispatcher`'s machine code in the shipped code this process
+    loads (empty when none is loaded, or for a kernel outside this package)."""
+    cache = getattr(dispatcher, "_cache", None)
+    if not (isinstance(cache, PackageCache) and cache._shipped) or shipped_magic() is None:
+        return set()
+    shipped = CheckedCacheFile(
+        str(SHIPPED_DIR), cache._impl.filename_base, cache._cache_file._source_stamp
+    )
+    return {key[0] for key in shipped._load_index() if key[1] == shipped_magic()}
 
 
 def source_stamp(dispatcher):
