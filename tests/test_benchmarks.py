@@ -230,9 +230,10 @@ def test_the_setup_benchmark_times_every_part_of_every_problem(capsys):
             assert len(got[part]) == 4 and all(0.0 < t < 1.0 for t in got[part]), part
         for k in range(4):  # a problem's total is the sum of its parts (medians of 2: means)
             assert got["total"][k] == pytest.approx(sum(got[p][k] for p in parts))
-    assert bench_setup.main(["--sets", "box", "--n", "1", "--repeats", "1"]) == 0
+    assert bench_setup.main(["--sets", "box", "--n", "1", "--repeats", "1", "--evict", "1"]) == 0
     out = capsys.readouterr().out
     assert all(part in out for part in (*bench_setup.OLD, *bench_setup.NEW, "total"))
+    assert "each after 1 MB of other data read" in out
 
 
 def test_the_certification_script_finds_no_false_free_edge(capsys):

@@ -23,9 +23,11 @@ Medians over ``--repeats`` runs per problem (the two paths and the problems inte
 median over problems; `total` is the median of the per-problem sums. The first set-ups (numba
 loading its cache, the robot's shared part) are made before the clock. Set-ups run back to back
 here; between solves (planning_collision.demos.bench.vamp) the same work takes longer, its code and
-data out of the processor's caches.
+data out of the processor's caches: ``--evict MB`` reads that many megabytes of other data
+before each set-up, as a solve and a peer's run between two set-ups do.
 
     python -m planning_collision.demos.bench.setup        # 4 sets x 10 problems x 20 repeats, ~15 s
+    python -m planning_collision.demos.bench.setup --evict 64    # each set-up after 64 MB read
 """
 
 from __future__ import annotations
@@ -97,9 +99,10 @@ class Reused:
         return list(np.diff(t))
 
 
-def measure(sets, n: int, repeats: int) -> dict:
+def measure(sets, n: int, repeats: int, evict_mb: float = 0.0) -> dict:
     """{"old" | "new": {part: per-problem medians (s)}, "obstacles": [...]} over the first n
-    valid problems of each set."""
+    valid problems of each set; with `evict_mb`, that many megabytes read before each
+    set-up (the processor's caches filled with other data)."""
     from planning_collision import robots
 
     problems = []
@@ -110,9 +113,11 @@ def measure(sets, n: int, repeats: int) -> dict:
     set_up_old(robot, problems[0])
     reused.set_up(problems[0])
     runs = {"old": [[] for _ in problems], "new": [[] for _ in problems]}
+    other = np.ones(int(evict_mb * 2**20) // 8)
     for r in range(repeats):
         for k, p in enumerate(problems):
             for path in ("old", "new") if (r + k) % 2 == 0 else ("new", "old"):
+                other.sum()  # (nothing when evict_mb is 0)
                 got = set_up_old(robot, p) if path == "old" else reused.set_up(p)
                 runs[path][k].append(got)
     out: dict = {"obstacles": [len(p.obstacles) for p in problems]}
@@ -133,15 +138,20 @@ def main(argv=None) -> int:
     p.add_argument("--sets", nargs="+", default=list(MBM_SETS), choices=MBM_SETS)
     p.add_argument("--n", type=int, default=10, help="problems per set (default 10)")
     p.add_argument("--repeats", type=int, default=20, help="set-ups per problem (default 20)")
+    p.add_argument("--evict", type=float, default=0.0, metavar="MB",
+                   help="megabytes of other data read before each set-up (default 0)")  # fmt: skip
     args = p.parse_args(argv)
+    if args.evict < 0:
+        p.error(f"--evict must be >= 0, got {args.evict}")
     from ompl import util as ou
 
     ou.setLogLevel(ou.LOG_NONE)
-    res = measure(args.sets, args.n, args.repeats)
+    res = measure(args.sets, args.n, args.repeats, args.evict)
     obstacles = res["obstacles"]
+    after = f", each after {args.evict:g} MB of other data read" if args.evict else ""
     print(
         f"set-up per problem ({len(obstacles)} problems, {min(obstacles)}-{max(obstacles)} "
-        f"obstacles; medians of {args.repeats} repeats, then over problems), ms:"
+        f"obstacles; medians of {args.repeats} repeats, then over problems{after}), ms:"
     )
     rows = max(len(OLD), len(NEW)) + 1
     old = [*OLD, "total"] + [""] * (rows - len(OLD) - 1)
