@@ -58,6 +58,15 @@ def densebot(tmp_path_factory):
     return d / "densebot.urdf"
 
 
+@pytest.fixture(scope="module")
+def sparsebot(tmp_path_factory):
+    """densebot with a ring of 576 triangles: a build V-HACD still runs in, shorter."""
+    d = tmp_path_factory.mktemp("sparsebot")
+    _ring(sections=24, splits=1).export(d / "ring.stl")
+    (d / "densebot.urdf").write_text(DENSE)
+    return d / "densebot.urdf"
+
+
 def test_a_dense_link_reports_progress_at_least_every_chunk_of_triangles(densebot, monkeypatch):
     work = {"triangles": 0, "vhacd": 0, "worst_triangles": 0, "worst_vhacd": 0}
     scan, decompose = convexify.triangle_piece_violation, convexify.convex_decomposition
@@ -111,13 +120,16 @@ def _slow(monkeypatch, seconds: float):
 
 
 def test_a_long_build_without_a_terminal_speaks_on_stderr_as_compiles_do(
-    densebot, monkeypatch, capsys
+    sparsebot, monkeypatch, capsys
 ):
+    """A build longer than QUIET speaks, ticks while it runs and names where it is; each
+    build here is made long by `_slow` (its meshes' V-HACD, memoised, sleeps 0.2 s a mesh),
+    so the quiet ones below would have spoken too."""
     monkeypatch.setattr(notices, "QUIET", 0.05)
     monkeypatch.setattr(notices, "TICK", 0.1)
     monkeypatch.setenv(notices.NOTICE_ENV, "1")
-    _slow(monkeypatch, 0.5)
-    Robot.from_urdf(densebot, cache_dir=False, compute_acm=False)  # progress=None, no tty
+    _slow(monkeypatch, 0.2)
+    Robot.from_urdf(sparsebot, cache_dir=False, compute_acm=False)  # progress=None, no tty
     err = capsys.readouterr().err
     assert "planning_collision: building link models of 'densebot' (once, then cached)" in err
     assert "planning_collision: still building link models of 'densebot'" in err
@@ -125,18 +137,11 @@ def test_a_long_build_without_a_terminal_speaks_on_stderr_as_compiles_do(
     # where it is: the link and the mesh's step
     assert "link 'arm': ring.stl:" in err
 
-    # quiet when asked: progress=False, or the notices' switch (a robot of sparse rings,
-    # whose build `_slow` still makes longer than QUIET and TICK: it would speak otherwise)
-    sparse = densebot.parent / "sparse" / "densebot.urdf"
-    sparse.parent.mkdir(exist_ok=True)
-    _ring(sections=24, splits=1).export(sparse.parent / "ring.stl")
-    sparse.write_text(DENSE)
-    Robot.from_urdf(sparse, cache_dir=False, compute_acm=False)
-    assert "still building link models of 'densebot'" in capsys.readouterr().err
-    Robot.from_urdf(sparse, cache_dir=False, compute_acm=False, progress=False)
+    # quiet when asked: progress=False, or the notices' switch
+    Robot.from_urdf(sparsebot, cache_dir=False, compute_acm=False, progress=False)
     assert capsys.readouterr().err == ""
     monkeypatch.setenv(notices.NOTICE_ENV, "0")
-    Robot.from_urdf(sparse, cache_dir=False, compute_acm=False)
+    Robot.from_urdf(sparsebot, cache_dir=False, compute_acm=False)
     assert capsys.readouterr().err == ""
 
 
