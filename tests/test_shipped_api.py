@@ -17,6 +17,7 @@ import textwrap
 
 import pytest
 
+from planning_collision.demos.dev.wheel_start import _PROLOGUE
 from planning_collision.kernels import _jit
 
 URDF = """<robot name="mine">
@@ -33,25 +34,10 @@ URDF = """<robot name="mine">
 </robot>
 """
 
-CHILD = textwrap.dedent(
+# the child: wheel_start's compile recorder (`_COMPILED`, `_STEP`), then every public call
+CHILD = _PROLOGUE + textwrap.dedent(
     """
     import json, sys
-    from numba.core import event
-
-    compiled, depth = [], [0]
-
-    class Listener(event.Listener):
-        def on_start(self, e):
-            depth[0] += 1
-
-        def on_end(self, e):
-            depth[0] -= 1
-            f = e.data["dispatcher"].py_func
-            if depth[0] == 0 and f.__module__.startswith("planning_collision."):
-                compiled.append(f"{f.__module__}.{f.__qualname__} ({STEP[0]})")
-
-    event.register("numba:compile", Listener())
-    STEP = ["import"]
 
     import numpy as np
     import planning_collision as pc
@@ -59,7 +45,7 @@ CHILD = textwrap.dedent(
     from planning_collision.kernels import _jit
     from planning_collision.plugins.ompl import make_setup, solve
 
-    STEP[0] = "a robot"
+    _STEP[0] = "a robot"
     robot = robots.load("panda")
     q = (robot.lower + robot.upper) / 2
     robot.fk(q), robot.fk_batch(np.stack([q, q])), robot.piece_poses(q)
@@ -67,7 +53,7 @@ CHILD = textwrap.dedent(
     Q = robot.random_configurations(40, rng=0)
     robot.count_self_collisions(Q[:3])
 
-    STEP[0] = "pair queries"
+    _STEP[0] = "pair queries"
     T = np.eye(4)
     T[:3, 3] = (0.5, 0.0, 0.4)
     rng = np.random.default_rng(0)
@@ -79,7 +65,7 @@ CHILD = textwrap.dedent(
             for query in (pc.collide, pc.distance, pc.penetration):
                 query(a, np.eye(4), b, T)
 
-    STEP[0] = "a scene"
+    _STEP[0] = "a scene"
     scene = pc.Scene()
     for k, s in enumerate(shapes):
         Tk = T.copy()
@@ -91,7 +77,7 @@ CHILD = textwrap.dedent(
     scene.in_collision(shapes[2], T), scene.min_distance(shapes[2], T)
     scene.distances(shapes[2], T)
 
-    STEP[0] = "a checker"
+    _STEP[0] = "a checker"
     checker = pc.CollisionChecker(robot, scene)
     checker.is_valid(q), checker.is_valid_batch(Q), checker.clearance(q)
     checker.link_distances(q), checker.contacts(q)
@@ -99,7 +85,7 @@ CHILD = textwrap.dedent(
         checker.check_edge(Q[0], Q[1], method=method)
     checker.check_path(Q[:4]), checker.edge_free(Q[0], Q[1])
 
-    STEP[0] = "planners"
+    _STEP[0] = "planners"
     free = [x for x in Q if checker.is_valid(x)][:2]
     planner = pc.RRTConnect(checker, seed=3)
     result = planner.solve(free[0], free[1], 1.0)
@@ -108,7 +94,7 @@ CHILD = textwrap.dedent(
     for name in ("RRTConnect", "CompiledRRTConnect"):
         solve(make_setup(robot, scene, free[0], free[1], checker=checker, planner=name), 1.0)
 
-    STEP[0] = "a user's robot (built: a mesh link, its ACM sampled)"
+    _STEP[0] = "a user's robot (built: a mesh link, its ACM sampled)"
     import trimesh
     from planning_collision import Robot
 
@@ -118,11 +104,11 @@ CHILD = textwrap.dedent(
     mine = Robot.from_urdf("mine.urdf", cache_dir=False)
     pc.CollisionChecker(mine, scene).check_edge(mine.lower * 0.5, mine.upper * 0.5)
 
-    STEP[0] = "scenes from arrays"
+    _STEP[0] = "scenes from arrays"
     boxes = pc.Scene.from_arrays(pc.ObstacleArrays.boxes(np.full((2, 3), 0.1), np.stack([T, T])))
     boxes.replace_all(pc.ObstacleArrays.boxes(np.full((3, 3), 0.1), np.stack([T, T, T])))
     pc.CollisionChecker(robot, boxes).is_valid(q)
-    print(json.dumps({"compiled": compiled, "shipped": _jit.shipped_status()[1]}))
+    print(json.dumps({"compiled": _COMPILED, "shipped": _jit.shipped_status()[1]}))
     """
 )
 

@@ -48,17 +48,28 @@ print(f"planned: {len(Q)} waypoints, every edge certified free")
 print(f"shipped machine code: {shipped_status()[1]}")
 print(f"compiles in this process: {_COMPILES[0]}")
 """
-# put before the example: counts numba's compiles of this package's kernels
+# put before the example: numba's compiles of this package's kernels, counted (nested ones
+# too) in _COMPILES and named in _COMPILED (the outermost ones, with what _STEP[0] says the
+# script was doing)
 _PROLOGUE = """
 from numba.core import event as _event
 _COMPILES = [0]
+_COMPILED = []
+_STEP = ["import"]
+_DEPTH = [0]
+def _ours(e):
+    f = getattr(e.data.get("dispatcher"), "py_func", None)
+    return f if getattr(f, "__module__", "").startswith("planning_collision.") else None
 class _Count(_event.Listener):
     def on_start(self, e):
-        f = getattr(e.data.get("dispatcher"), "py_func", None)
-        if getattr(f, "__module__", "").startswith("planning_collision."):
+        _DEPTH[0] += 1
+        if _ours(e) is not None:
             _COMPILES[0] += 1
     def on_end(self, e):
-        pass
+        _DEPTH[0] -= 1
+        f = _ours(e)
+        if f is not None and _DEPTH[0] == 0:
+            _COMPILED.append(f"{f.__module__}.{f.__qualname__} ({_STEP[0]})")
 _event.register("numba:compile", _Count())
 """
 
