@@ -7,7 +7,7 @@ compiles, subtracted here to give each function its own time) and, with
 (after numba has linked every callee's module into the caller's) and code generation. The
 rest of a function's own time is numba's front end (typing, IR inlining, lowering).
 
-    python -m planning_collision.demos.dev.compile_profile            # ~40 s on 2 idle cores
+    python -m planning_collision.demos.dev.compile_profile            # ~90 s on 2 idle cores
     python -m planning_collision.demos.dev.compile_profile --top 30
 """
 
