@@ -21,7 +21,7 @@ oracle's first colliding state and that the robot is within eta of contact there
 "discrete" (OMPL's 1 % states) is there for contrast: its misses are what certification
 buys.
 
-    python -m planning_collision.demos.dev.certify                       # >= 20,000 edges, ~10 min
+    python -m planning_collision.demos.dev.certify                       # >= 20,000 edges, ~18 min
     python -m planning_collision.demos.dev.certify --problems 1 --edges-per-world 200
 """
 
