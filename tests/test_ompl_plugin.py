@@ -235,6 +235,23 @@ def test_prm_with_several_goal_states_is_refused(shelf):
     assert ss.getGoal().getStateCount() == 2
 
 
+@pytest.mark.parametrize("kind", ["complex", "strings", "bools"])
+def test_a_goal_of_no_real_numbers_is_refused_by_name_as_a_start_is(shelf, kind):
+    """A goal was read by a float cast: complex numbers lost their imaginary part (a
+    warning), strings were parsed and booleans read as 0 and 1, where a start of the same
+    values is refused by name (found by feeding both the fuzzer's odd configurations)."""
+    robot, scene, start, goal, checker = shelf
+    odd = {"complex": goal + 1e-3j, "strings": [str(x) for x in goal],
+           "bools": np.ones(robot.dof, bool)}[kind]  # fmt: skip
+    for where in ("start", "goal"):
+        args = (odd, goal) if where == "start" else (start, odd)
+        with pytest.raises(ValueError, match=f"^{where} must be a numeric array"):
+            make_setup(robot, scene, *args, checker=checker)
+    ss = make_setup(robot, scene, start, checker=checker)
+    with pytest.raises(ValueError, match="^goal must be a numeric array"):
+        set_goals(ss, np.stack([odd, odd]) if kind != "strings" else [odd, odd])
+
+
 class _Exploding:
     """A checker stand-in whose checks raise after a few calls."""
 

@@ -15,6 +15,7 @@ from ompl import base as ob
 from ompl import geometric as og
 
 from planning_collision import CollisionChecker, RRTConnect
+from planning_collision.geometry.validate import real_array
 
 from .planner import CompiledRRTConnect
 from .query import QueryKey, missing_input, stale_solution
@@ -336,7 +337,8 @@ def set_goals(ss, goal, threshold: float = 1e-6, check: bool = True) -> None:
     svc, _ = validators(ss)
     si = ss.getSpaceInformation()
     robot = svc.checker.robot
-    G = np.asarray(goal, float)
+    # bools, complex numbers and strings refused by name, as a start is (no silent cast)
+    G = real_array("goal", goal, f"a numeric array of shape ({robot.dof},) or (k, {robot.dof})")
     G = G.reshape(1, -1) if G.ndim == 1 else G
     if G.ndim != 2 or G.shape[1] != robot.dof or len(G) == 0:
         raise ValueError(f"goal must have shape ({robot.dof},) or (k, {robot.dof}), got {G.shape}")
