@@ -377,3 +377,15 @@ def test_the_xoshiro_step_compiled_and_in_python_agree():
     assert compiled[:2] == [11520, 0]
     assert compiled == python and np.array_equal(s, t)
     assert len(set(compiled[2:])) == 998
+
+
+def test_the_fuzzers_planner_part_finds_every_answer_certified_or_refused_by_name():
+    """`python -m planning_collision.demos.dev.fuzz --parts planner`, small: the compiled
+    planner alone and through OMPL, fed free, several, colliding and odd starts and goals."""
+    pytest.importorskip("ompl")
+    from planning_collision.demos.dev import fuzz
+
+    t = fuzz.fuzz_planner(40, np.random.default_rng(3))
+    assert t.counts["VIOLATION"] == 0, t.violations
+    assert t.counts["alone path certified"] > 0 and t.counts["ompl path certified"] > 0
+    assert t.counts["refused by name"] > 0

@@ -17,6 +17,10 @@ Parts (all by default; the Panda, self-collision on, in the shipped bookshelf sc
 - ``edges``: RRT-like motions checked by the certified methods; each motion called free is
   sampled densely (no two states more than 0.001 rad apart in any joint) and must have no
   colliding state.
+- ``planner``: the compiled planner, alone and through OMPL, given free starts and goals (one
+  or several), colliding ones and the odd configurations above: refused by a ValueError
+  naming "start" or "goal", or a path that begins at a start, ends at a goal and is
+  certified free by the checker, edge by edge.
 - ``shapes``: every shape built from random arguments (sizes from 1e-9 to 1e300, negative,
   NaN, bools, strings, complex, wrong shapes) and added to a scene at random poses: built
   and answered, or refused by a ValueError or TypeError naming the field.
@@ -52,7 +56,7 @@ import numpy as np
 
 from planning_collision.demos.dev.fuzz_io import Tally, fuzz_caches, fuzz_files, fuzz_processes
 
-PARTS = ("configs", "floors", "edges", "shapes", "files", "threads", "memory")
+PARTS = ("configs", "floors", "edges", "planner", "shapes", "files", "threads", "memory")
 PARTS += ("processes", "caches")
 FINGERS = {"panda_finger_joint1": 0.04, "panda_finger_joint2": 0.04}
 
@@ -229,6 +233,84 @@ def fuzz_edges(n: int, rng) -> Tally:
                 t.ok(f"{method} free, dense states free")
             else:
                 t.bad(f"{method} called {q0.tolist()} -> {q1.tolist()} free")
+    return t
+
+
+# ---- planner -------------------------------------------------------------------------
+
+
+def _path_ok(checker, Q, starts, goals) -> str | None:
+    """Why Q is not a path from one of starts to one of goals ((k, dof) each), certified free
+    edge by edge, or None."""
+    Q = np.asarray(Q)
+    if Q.ndim != 2 or len(Q) < 2 or not any(np.array_equal(Q[0], s) for s in starts):
+        return "does not begin at a start"
+    if not any(np.array_equal(Q[-1], g) for g in goals):
+        return "does not end at a goal"
+    if not checker.check_path(Q).valid:
+        return "has an edge or a state the checker does not certify free"
+    return None
+
+
+def fuzz_planner(n: int, rng) -> Tally:
+    """The compiled planner, alone (`RRTConnect.solve`) and through OMPL
+    (`make_setup(planner="CompiledRRTConnect")`), given free starts and goals (one or
+    several), colliding ones and the odd configurations of `configs`: a refusal names
+    "start" or "goal", a returned path begins at the start, ends at a goal and is certified
+    free by the checker, edge by edge."""
+    from ompl import util as ou
+
+    import planning_collision as pc
+    from planning_collision.plugins.ompl import make_setup, solution_path, solve
+
+    ou.setLogLevel(ou.LOG_NONE)
+    t = Tally("planner")
+    robot, scene, checker = _world()
+    Q = robot.random_configurations(4 * n + 64, rng)
+    ok = checker.is_valid_batch(Q)
+    free, hit = Q[ok], Q[~ok]
+    alone = pc.RRTConnect(checker, seed=int(rng.integers(2**31)))
+    for i in range(n):
+        a, b = free[rng.integers(len(free), size=2)]
+        goal = b if i % 3 else free[rng.integers(len(free), size=3)]
+        odd = None
+        if i % 4 == 1 and len(hit):  # a colliding start or goal
+            odd = ("colliding", hit[rng.integers(len(hit))], False)
+        elif i % 4 == 2:
+            odd = _bad_configs(robot, rng, a)[int(rng.integers(17))]
+        where = "goal" if odd is not None and i % 8 >= 4 else "start"
+        if odd is not None:
+            a, goal = (odd[1], goal) if where == "start" else (a, odd[1])
+        for how in ("alone", "ompl"):
+
+            def run(a=a, goal=goal, how=how):
+                if how == "alone":
+                    r = alone.solve(a, goal, 0.2)
+                    return r.path if r.solved else None
+                ss = make_setup(robot, scene, a, goal, checker=checker,
+                                planner="CompiledRRTConnect")  # fmt: skip
+                return solution_path(ss) if solve(ss, 0.2) else None
+
+            # one configuration as a (1, dof) row: k goals, or k starts for the planner alone
+            answerable = odd is None or odd[2] or (
+                odd[0] == "2-D" and (where == "goal" or how == "alone"))  # fmt: skip
+            if not answerable:  # (None: make_setup's "not given"; solve says which is missing)
+                _refused(t, run, (where, f"no {where}"), f"{how}: {odd[0]} {where}")
+                continue
+            try:
+                path = run()
+            except Exception as e:  # noqa: BLE001 - the fuzzer reports every kind
+                t.bad(f"{how}: {type(e).__name__}: {e}")
+                continue
+            if path is None:
+                t.ok(f"{how} not solved in 0.2 s")
+                continue
+            rows = [np.asarray(x, float).reshape(-1, robot.dof) for x in (a, goal)]
+            why = _path_ok(checker, path, *rows)
+            if why is None:
+                t.ok(f"{how} path certified")
+            else:
+                t.bad(f"{how}: the path from {rows[0].tolist()} {why}")
     return t
 
 
@@ -475,6 +557,7 @@ def main(argv=None) -> int:
     p.add_argument("--configs", type=int, default=600_000, help="configuration inputs")
     p.add_argument("--floors", type=int, default=20_000, help="floor-and-box configurations")
     p.add_argument("--edges", type=int, default=6_000, help="certified edges (both methods)")
+    p.add_argument("--planner", type=int, default=400, help="planning problems (both ways)")
     p.add_argument("--shapes", type=int, default=300_000, help="shape constructions")
     p.add_argument("--files", type=int, default=20_000, help="mutated scene files")
     p.add_argument("--seconds", type=float, default=20.0, help="per threads run (default 20)")
