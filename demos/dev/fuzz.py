@@ -40,7 +40,7 @@ Parts (all by default; the Panda, self-collision on, in the shipped bookshelf sc
   to the last is a violation) and the resident set size (the allocator may keep freed
   pages once).
 
-    python -m planning_collision.demos.dev.fuzz                    # ~10^6 inputs, ~5 min on 2 cores
+    python -m planning_collision.demos.dev.fuzz                    # ~10^6 inputs, ~7 min on 2 cores
     python -m planning_collision.demos.dev.fuzz --parts threads --seconds 20 --repeats 3
 """
 
