@@ -277,7 +277,8 @@ def fuzz_planner(n: int, rng) -> Tally:
         if i % 4 == 1 and len(hit):  # a colliding start or goal
             odd = ("colliding", hit[rng.integers(len(hit))], False)
         elif i % 4 == 2:
-            odd = _bad_configs(robot, rng, a)[int(rng.integers(17))]
+            bad = _bad_configs(robot, rng, a)
+            odd = bad[int(rng.integers(len(bad)))]
         where = "goal" if odd is not None and i % 8 >= 4 else "start"
         if odd is not None:
             a, goal = (odd[1], goal) if where == "start" else (a, odd[1])
