@@ -99,3 +99,18 @@ def test_the_readme_first_command_runs_as_a_script_from_anywhere(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert "--view" in r.stdout and "--export" in r.stdout
+
+
+def test_compile_measurements_never_load_the_shipped_code():
+    """cold_start and compile_profile time compiles: their fresh processes must not load the
+    shipped machine code (a clone or wheel that has it would time a load, 0 functions)."""
+    from planning_collision.demos.dev.cold_start import run_fresh
+
+    code = (
+        "import json, os\n"
+        "from planning_collision.kernels import _jit\n"
+        "print(json.dumps([os.environ.get(_jit.SHIPPED_ENV), os.environ['NUMBA_CACHE_DIR']]))"
+    )
+    shipped, cache = run_fresh(code, "env")
+    assert shipped == "0"
+    assert "numba-cold-" in cache

@@ -96,11 +96,16 @@ print(json.dumps({{"import": t_import, "setup": t_setup, "first": t_first, "seco
 
 def run_fresh(code: str, label: str, **env) -> dict:
     """Run `code` in a fresh Python process with an empty numba cache (plus `env`); returns
-    the JSON object its last line of output prints."""
+    the JSON object its last line of output prints. The shipped machine code is not loaded
+    (``PLANNING_COLLISION_SHIPPED=0``): what is measured is a compile, as in a clone without
+    it (a wheel's start: demos/dev/wheel_start.py)."""
     with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
         # an empty per-user model cache too: the checker's self-pair tables are built (with
         # a distance kernel compiled for it) on the first call, as on a fresh machine
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PLANNING_COLLISION_CACHE=cache, **env)
+        env = dict(
+            os.environ, NUMBA_CACHE_DIR=cache, PLANNING_COLLISION_CACHE=cache,
+            PLANNING_COLLISION_SHIPPED="0", **env,
+        )  # fmt: skip
         r = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(code)],
             env=env,

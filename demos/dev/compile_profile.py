@@ -49,6 +49,8 @@ for d in [o for o in gc.get_objects() if isinstance(o, CPUDispatcher)]:
     f = d.py_func
     name = f.__module__.split(".")[-1] + "." + f.__qualname__
     for md in d.get_metadata().values():
+        if md is None:  # an overload numba made without compiling it here
+            continue
         parts = [0.0, 0.0, 0.0]
         for rec in md.get("llvm_pass_timings") or []:
             k = 0 if rec.name.startswith("Function") else 1 if rec.name.startswith("Module") else 2
