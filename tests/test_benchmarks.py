@@ -273,3 +273,27 @@ def test_the_vamp_benchmark_counts_our_checks_and_says_what_one_costs():
         assert float(c[1]) == pytest.approx(np.median([r["checks"] for r in ours]), abs=0.51)
         assert float(c[2]) == pytest.approx(np.median(per), abs=0.051)  # printed to 0.1
         assert (c[3], c[4]) == ("500", "3.0")  # 1 and 2 ms over 500 iterations: 2 and 4 us
+
+
+def test_the_planners_benchmark_draws_a_world_with_free_configurations_again(capsys):
+    """Seed 1 draws a box onto the Panda's first link for its first world (no free
+    configuration: the search for start/goal pairs never ended); the benchmark draws again."""
+    from planning_collision.demos.bench import planners
+
+    argv = ["--robots", "panda", "--n", "2", "--repeats", "1", "--seed", "1", "--time", "2"]
+    assert planners.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "| panda | 7 (0) | 2/2 / 2/2 |" in out and out.rstrip().endswith("1 repeats)")
+
+
+def test_the_planners_benchmark_says_when_a_world_has_no_start_goal_pairs():
+    import planning_collision as pc
+    from planning_collision import robots
+    from planning_collision.demos.bench import planners
+
+    robot = robots.load("panda")
+    scene = pc.Scene()
+    scene.add(pc.Box((0.4, 0.4, 0.4)), np.eye(4))  # around the base: nothing is free
+    checker = pc.CollisionChecker(robot, scene)
+    with pytest.raises(RuntimeError, match=r"0 of 2 start/goal pairs found in 640 samples"):
+        planners._pairs(robot, checker, 2, np.random.default_rng(0), rounds=10)

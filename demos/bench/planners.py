@@ -46,14 +46,32 @@ def random_world(robot, n_boxes: int, rng):
     return scene
 
 
-def _pairs(robot, checker, n: int, rng) -> list:
+def _free_world(robot, n_boxes: int, rng, tries: int = 20):
+    """(scene, checker) of `random_world`, drawn again while under 2 % of random
+    configurations are free (a box drawn onto a link that barely moves, such as the Panda's
+    first, leaves no free configuration)."""
+    import planning_collision as pc
+
+    for _ in range(tries):
+        scene = random_world(robot, n_boxes, rng)
+        checker = pc.CollisionChecker(robot, scene)
+        if checker.is_valid_batch(robot.random_configurations(256, rng)).mean() >= 0.02:
+            return scene, checker
+    raise RuntimeError(f"{tries} random worlds of {robot.name} left no free configurations")
+
+
+def _pairs(robot, checker, n: int, rng, rounds: int = 1000) -> list:
     out = []
-    while len(out) < n:
+    for _ in range(rounds):
+        if len(out) >= n:
+            return out
         Q = robot.random_configurations(64, rng)
         ok = Q[checker.is_valid_batch(Q)]
         for a, b in zip(ok[0::2], ok[1::2], strict=False):
             if len(out) < n and not checker.edge_free(a, b):  # not the straight motion
                 out.append((a, b))
+    if len(out) < n:
+        raise RuntimeError(f"{len(out)} of {n} start/goal pairs found in {64 * rounds} samples")
     return out
 
 
@@ -84,14 +102,12 @@ def _dense_free(checker, Q, step: float = 0.001) -> bool:
 
 
 def run_robot(name: str, args) -> dict:
-    import planning_collision as pc
     from planning_collision import robots
     from planning_collision.plugins.ompl import make_setup, solution_path, solve
 
     rng = np.random.default_rng(args.seed)
     robot = robots.load(name)
-    scene = random_world(robot, args.boxes, rng)
-    checker = pc.CollisionChecker(robot, scene)
+    scene, checker = _free_world(robot, args.boxes, rng)
     pairs = _pairs(robot, checker, args.n, rng)
     for planner in PLANNERS:  # compile or load, outside the clock
         solve(make_setup(robot, scene, *pairs[0], checker=checker, planner=planner), 1.0)
