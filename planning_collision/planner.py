@@ -47,6 +47,10 @@ SLICE = 1e-3
 
 SAMPLERS = ("halton", "uniform")
 
+# How a new node joins the other tree: "vamp", the tree it grew on goes on toward the other
+# tree's nearest node; "ompl", that nearest node's tree grows toward the new node
+CONNECTS = ("vamp", "ompl")
+
 # Nodes a new search reserves per tree; a full tree doubles (kernels/planner/rrt_connect.py FULL).
 CAPACITY = 1024
 
@@ -182,6 +186,8 @@ class RRTConnect:
     dynamic_domain : skip samples farther from their nearest node than its radius, which
         shrinks where its motions collide (Yershova et al. 2005; VAMP's default).
     direct : first try the straight motion from each start to each goal.
+    connect : "vamp" (the tree a sample grew goes on toward the other tree's nearest node)
+        or "ompl" (the other tree's nearest node grows toward the new node).
     """
 
     # The step as a fraction of the joint space's diameter (plugins/ompl/setup.py
@@ -197,6 +203,7 @@ class RRTConnect:
         balance: bool = True,
         dynamic_domain: bool = True,
         direct: bool = True,
+        connect: str = "ompl",
     ):
         self.checker = checker
         limits = _limits(checker.robot)
@@ -219,6 +226,9 @@ class RRTConnect:
         self.balance = bool(balance)
         self.dynamic_domain = bool(dynamic_domain)
         self.direct = bool(direct)
+        if connect not in CONNECTS:
+            raise ValueError(f"connect must be one of {CONNECTS}, got {connect!r}")
+        self.connect = connect
         self._busy = threading.Lock()
         self._prepared = None  # (key, settings, room, rng, offset): `_prepare`
 
@@ -229,6 +239,7 @@ class RRTConnect:
             dynamic_domain=self.dynamic_domain, dd_radius=DD_RADIUS * self.diameter,
             dd_alpha=DD_ALPHA, dd_min_radius=DD_MIN_RADIUS * self.diameter,
             sampler=SAMPLERS.index(self.sampler), direct=self.direct,
+            connect=CONNECTS.index(self.connect),
         )  # fmt: skip
 
     def _prepare(self) -> tuple:
@@ -236,7 +247,10 @@ class RRTConnect:
         array, the nodes one iteration may add (`K.most_steps` + 1), and the sampler's
         streams from `seed` (None when it is None: fresh ones per solve). Made again only when
         an attribute changed since the last solve."""
-        key = (self.range, self.balance, self.dynamic_domain, self.direct, self.sampler, self.seed)
+        key = (
+            self.range, self.balance, self.dynamic_domain, self.direct, self.sampler,
+            self.connect, self.seed,
+        )  # fmt: skip
         got = self._prepared
         if got is not None and got[0] == key:
             return got[1:]

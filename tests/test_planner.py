@@ -74,15 +74,36 @@ def test_a_seed_repeats_the_same_path_and_another_seed_does_not(shelf):
 
 
 @pytest.mark.parametrize("sampler", ["halton", "uniform"])
-@pytest.mark.parametrize("balance, dynamic_domain", [(True, True), (False, False)])
-def test_every_setting_finds_certified_exact_free_paths(shelf, sampler, balance, dynamic_domain):
+@pytest.mark.parametrize(
+    "balance, dynamic_domain, connect",
+    [(True, True, "ompl"), (False, False, "ompl"), (True, True, "vamp"), (False, False, "vamp")],
+)
+def test_every_setting_finds_certified_exact_free_paths(
+    shelf, sampler, balance, dynamic_domain, connect
+):
     robot, scene, start, goal, checker = shelf
     planner = pc.RRTConnect(
-        checker, seed=1, sampler=sampler, balance=balance, dynamic_domain=dynamic_domain
-    )
+        checker, seed=1, sampler=sampler, balance=balance, dynamic_domain=dynamic_domain,
+        connect=connect,
+    )  # fmt: skip
     r = planner.solve(start, goal, seconds=20.0)
     assert r.solved
     assert _certified(checker, r.path) and _exact_free(robot, scene, r.path)
+
+
+def test_a_free_straight_motion_is_the_path_and_a_colliding_one_is_searched_around(shelf):
+    """The straight motion from the start to the goal goes first: sampled at states half a
+    range apart (which only ever proves it collides), then certified."""
+    robot, scene, start, goal, checker = shelf
+    assert not checker.edge_free(start, goal)
+    r = pc.RRTConnect(checker, seed=1).solve(start, goal, seconds=20.0)
+    assert r.solved and len(r.path) > 2 and _certified(checker, r.path)
+    for k, (a, b) in enumerate([r.path[:2], r.path[-2:]]):  # certified: a long motion each
+        for near in (a + 0.02 * (b - a), b):  # and a short one
+            assert checker.edge_free(a, near)
+            got = pc.RRTConnect(checker, seed=k).solve(a, near, seconds=20.0)
+            assert got.solved and got.iterations == 0 and got.edges == 1, (k, got)
+            assert np.array_equal(got.path, np.stack([a, near]))
 
 
 def test_the_path_ends_at_one_of_several_goals_and_says_which(shelf):
@@ -232,7 +253,8 @@ def test_trees_grow_past_their_first_room(cage, monkeypatch):
     p = problems[1]
     scene = pc.Scene.from_records(p.obstacles)
     checker = pc.CollisionChecker(robot, scene)
-    r = pc.RRTConnect(checker, seed=0).solve(p.start, p.goals[0], seconds=20.0)
+    # a seed whose start tree grows past 40 nodes (67)
+    r = pc.RRTConnect(checker, seed=6).solve(p.start, p.goals[0], seconds=20.0)
     assert r.solved and _certified(checker, r.path) and _exact_free(robot, scene, r.path)
     room = P._POOL.trees[7].x.shape[2]
     assert max(r.nodes) > 40 and room >= max(r.nodes) and room in (80, 160, 320, 640)
@@ -260,6 +282,7 @@ def test_each_thread_plans_in_a_record_of_its_own(shelf):
         ({"seed": True}, "seed"),
         ({"seed": 1.5}, "seed"),
         ({"sampler": "sobol"}, "sampler"),
+        ({"connect": "kpiece"}, "connect"),
     ],
 )
 def test_bad_settings_are_refused_by_name(shelf, kwargs, match):
