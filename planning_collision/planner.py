@@ -109,15 +109,15 @@ def _splitmix64(x: int) -> tuple[int, int]:
 
 
 def seed_streams(seed, rng: np.ndarray, offset: np.ndarray) -> None:
-    """rng (4,) uint64 <- a xoshiro256** state (never all zero) and offset (dof,) <- the
-    Halton sequence's shifts in [0, 1), from `seed` (an int; None: fresh entropy)."""
+    """rng (4,) uint64 <- a xoshiro256** state (never all zero) and offset (2, dof) <- each
+    tree's Halton shifts in [0, 1), from `seed` (an int; None: fresh entropy)."""
     x = int.from_bytes(os.urandom(8), "little") if seed is None else int(seed) & _M64
     words = []
-    for _ in range(4 + len(offset)):
+    for _ in range(4 + offset.size):
         x, z = _splitmix64(x)
         words.append(z)
     rng[:] = [w or 1 for w in words[:4]]
-    offset[:] = [(w >> 11) * (1.0 / 9007199254740992.0) for w in words[4:]]
+    offset.flat[:] = [(w >> 11) * (1.0 / 9007199254740992.0) for w in words[4:]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -258,7 +258,7 @@ class RRTConnect:
         room = K.most_steps(self.lower, self.upper, self.cont, self.range) + 1
         rng = offset = None
         if self.seed is not None:
-            rng, offset = np.empty(4, np.uint64), np.empty(self.dof)
+            rng, offset = np.empty(4, np.uint64), np.empty((2, self.dof))
             seed_streams(self.seed, rng, offset)
         self._prepared = (key, settings, room, rng, offset)
         return self._prepared[1:]
