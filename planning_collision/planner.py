@@ -180,8 +180,8 @@ class RRTConnect:
         `RANGE_FRACTION` of the joint space's diameter (0.91 rad for the Panda).
     seed : int or None; samples are repeatable from it (every solve starts from it again);
         None draws fresh entropy per solve.
-    sampler : "halton" (a Halton sequence shifted at random per coordinate, as VAMP samples)
-        or "uniform" (xoshiro256** draws).
+    sampler : "halton" (a Halton sequence per tree, shifted at random per coordinate, as
+        VAMP samples) or "uniform" (xoshiro256** draws).
     balance : grow the smaller tree (VAMP) instead of alternating.
     dynamic_domain : skip samples farther from their nearest node than its radius, which
         shrinks where its motions collide (Yershova et al. 2005; VAMP's default).
