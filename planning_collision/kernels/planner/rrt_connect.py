@@ -176,7 +176,7 @@ def _sample(tr, t, halton, lower, upper, cont, q):
     over [-pi, pi). Each tree has a Halton sequence of its own (index and shift): the trees
     mostly take turns, and one sequence dealt out in turns gives each tree every other
     point, whose first coordinate (base 2) then lies in one half of its range for one
-    tree and in the other half for the other (on cage, 13 % more iterations and 17 % more
+    tree and in the other half for the other (on cage, 15 % more iterations and 17 % more
     edges per solve)."""
     i = tr.state[S_HALTON + t]
     tr.state[S_HALTON + t] = i + 1
