@@ -377,6 +377,38 @@ def test_q_of_the_wrong_length_or_with_nan_is_named(panda):
         panda.fk_batch(np.array([np.zeros(7), [np.inf] + [0] * 6]))
 
 
+def test_validate_q_takes_and_refuses_float_arrays_as_its_named_path_does(panda):
+    """A float64 (dof,) array takes one comparison (robot.py `_q_bounds`): it must accept
+    exactly what the checks that name the joint accept, return q itself when it is a
+    writeable C array (else a writeable copy), and refuse the rest with their message."""
+    rng = np.random.default_rng(3)
+    lo, hi = panda.lower, panda.upper
+    special = [np.nan, np.inf, -np.inf, 1e308, -1e308]
+    for k in range(400):
+        q = rng.uniform(lo - 0.3, hi + 0.3)
+        if k % 4 == 0:
+            q[rng.integers(7)] = special[k % len(special)]
+        for limits in (False, True):
+            finite = bool(np.isfinite(q).all())
+            inside = finite and bool(((q >= lo) & (q <= hi)).all())
+            ok = inside if limits else finite
+            if ok:
+                assert panda.validate_q(q, check_limits=limits) is q
+            else:
+                with pytest.raises(ValueError, match=r"q\[\d\] \(panda_joint\d\)"):
+                    panda.validate_q(q, check_limits=limits)
+    q = 0.5 * (lo + hi)
+    ro = q.copy()
+    ro.flags.writeable = False
+    strided = np.repeat(q, 2)[::2]
+    for a in (ro, strided):
+        got = panda.validate_q(a, check_limits=True)
+        assert got is not a and got.flags.writeable and got.flags.c_contiguous
+        assert np.array_equal(got, q)
+    assert panda.validate_q(lo, check_limits=True) is not lo  # the model's read-only limits
+    assert panda.validate_q(hi.copy(), check_limits=True) is not None  # the limits are in
+
+
 def test_bench_robot_demo_runs_with_small_arguments(capsys, example_robot_data):
     from planning_collision.demos.bench import robot as bench_robot
 
