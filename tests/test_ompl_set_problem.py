@@ -57,5 +57,25 @@ def test_set_problem_checks_the_start_and_goal_in_the_new_scene():
     with pytest.raises(ValueError, match="start is in collision: .* touches"):
         set_problem(ss, bad, q.goals[0])
     with pytest.raises(ValueError, match=r"goal\[0\] \(panda_joint1\) must be finite"):
-        set_problem(ss, q.start, np.full(7, np.nan))
+        set_problem(ss, q.goals[0], np.full(7, np.nan))  # (a free start)
+    # refused: the setup still holds p's query, not the free start with p's goal
+    assert _is_query(ss, p.start, p.goals[0]) and not _is_query(ss, q.goals[0], p.goals[0])
     set_problem(ss, bad, q.goals[0], check=False)  # taken as given
+    assert _is_query(ss, bad, q.goals[0])
+
+
+def _is_query(ss, start, goal) -> bool:
+    """Whether the setup's one start state is `start` and its goal state `goal`."""
+    from planning_collision.plugins.ompl import validators
+    from planning_collision.plugins.ompl.spaces import new_state
+
+    svc, _ = validators(ss)
+    pdef, si = ss.getProblemDefinition(), ss.getSpaceInformation()
+    s = new_state(si)
+    svc.codec.write(np.asarray(start, float), s)
+    g = np.asarray(goal, float)
+    return (
+        pdef.getStartStateCount() == 1
+        and pdef.hasStartState(s, 0)
+        and np.allclose(svc.codec.read(ss.getGoal().getState()), g)
+    )

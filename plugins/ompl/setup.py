@@ -335,6 +335,15 @@ def set_goals(ss, goal, threshold: float = 1e-6, check: bool = True) -> None:
     states and Python validators). With `check`, a goal in collision is a ValueError
     naming what it touches (`check_free`)."""
     svc, _ = validators(ss)
+    states = _checked_goals(ss, svc, goal, check)
+    if len(states) == 1:
+        ss.setGoalState(states[0], threshold)
+    else:
+        ss.setGoal(_goal_of(ss.getSpaceInformation(), states, threshold))
+
+
+def _checked_goals(ss, svc, goal, check: bool) -> list:
+    """The states of goal (dof,) or (k, dof), each checked as `set_goals` says."""
     si = ss.getSpaceInformation()
     robot = svc.checker.robot
     # bools, complex numbers and strings refused by name, as a start is (no silent cast)
@@ -342,31 +351,40 @@ def set_goals(ss, goal, threshold: float = 1e-6, check: bool = True) -> None:
     G = G.reshape(1, -1) if G.ndim == 1 else G
     if G.ndim != 2 or G.shape[1] != robot.dof or len(G) == 0:
         raise ValueError(f"goal must have shape ({robot.dof},) or (k, {robot.dof}), got {G.shape}")
-    if len(G) > 1:
-        check_planner_goals(ss.getPlanner(), _Several(len(G)))
     if len(G) == 1:
-        ss.setGoalState(_state(si, svc.codec, G[0], "goal", svc.checker, check), threshold)
-        return
+        return [_state(si, svc.codec, G[0], "goal", svc.checker, check)]
+    check_planner_goals(ss.getPlanner(), _Several(len(G)))
+    return [_state(si, svc.codec, g, f"goal[{k}]", svc.checker, check) for k, g in enumerate(G)]
+
+
+def _goal_of(si, states: list, threshold: float):
     goals = ob.GoalStates(si)
-    for k, g in enumerate(G):
-        goals.addState(_state(si, svc.codec, g, f"goal[{k}]", svc.checker, check))
+    for s in states:
+        goals.addState(s)
     goals.setThreshold(threshold)
-    ss.setGoal(goals)
+    return goals
 
 
 def set_problem(ss, start, goal, threshold: float = 1e-6, check: bool = True) -> None:
-    """The next query on a setup made by `make_setup`: the planner's data and the solution
-    paths cleared (`ss.clear()`: nothing of the last query is returned again), then `start`
-    (dof,) and `goal` (dof,) or (k, dof) set as `make_setup` sets them (with `check`, one
-    in collision is a ValueError naming what it touches). With the scene's obstacles
-    replaced first (`Scene.replace_all`), the next problem in a new scene: the setup's
-    checker follows its scene, and the state space, validators and planner are not made
-    again (~0.03 ms where `make_setup` takes ~0.3; docs/ompl.md)."""
+    """The next query on a setup made by `make_setup`: `start` (dof,) and `goal` (dof,) or
+    (k, dof) checked as `make_setup` checks them (with `check`, one in collision is a
+    ValueError naming what it touches, and the setup is then unchanged), then the planner's
+    data and the solution paths cleared (`ss.clear()`: nothing of the last query is
+    returned again) and the two set. With the scene's obstacles replaced first
+    (`Scene.replace_all`), the next problem in a new scene: the setup's checker follows
+    its scene, and the state space, validators and planner are not made again (~0.03 ms
+    where `make_setup` takes ~0.3; docs/ompl.md)."""
     svc, _ = validators(ss)
-    ss.clear()
     si = ss.getSpaceInformation()
-    ss.setStartState(_state(si, svc.codec, start, "start", svc.checker, check))
-    set_goals(ss, goal, threshold, check)
+    s = _state(si, svc.codec, start, "start", svc.checker, check)
+    goals = _checked_goals(ss, svc, goal, check)
+    ss.clear()
+    # OMPL's own setters: `ss.clear()` has done what PlanningSetup's add (`clearQuery`)
+    og.SimpleSetup.setStartState(ss, s)
+    if len(goals) == 1:
+        og.SimpleSetup.setGoalState(ss, goals[0], threshold)
+    else:
+        og.SimpleSetup.setGoal(ss, _goal_of(si, goals, threshold))
 
 
 class _Several:
