@@ -25,11 +25,12 @@ import math
 import numpy as np
 import numpy.typing as npt
 
+from ..geometry.validate import real_array
 from ..io.urdf import URDFData, URDFJointError, URDFLinkError
 from ..kernels.base.tolerances import WORLD_LIMIT
 from ..kernels.robot.fk import FIXED, PRISMATIC, REVOLUTE, RobotModel
 
-__all__ = ["KinematicTree", "build_tree"]
+__all__ = ["KinematicTree", "build_tree", "q_bounds", "validate_q"]
 
 _FLOAT_AXES = (
     ("x", PRISMATIC, (1.0, 0.0, 0.0)),
@@ -353,3 +354,56 @@ def build_tree(
         },
         model=model,
     )
+
+
+_BIG = float(np.finfo(np.float64).max)
+_Q_BOUNDS: dict = {}  # id(RobotModel) -> (model, bounds): `q_bounds`
+
+
+def q_bounds(model) -> tuple:
+    """((lo, hi) within the joint limits, (lo, hi) any finite value) of `model`'s joints,
+    each as one comparison takes it: `lo <= q <= hi` fails for NaN and +-inf too (limits
+    clipped to the finite floats). Made once per model (kept alive with its entry)."""
+    got = _Q_BOUNDS.get(id(model))
+    if got is not None and got[0] is model:
+        return got[1]
+    lo, hi = np.maximum(model.lower, -_BIG), np.minimum(model.upper, _BIG)
+    anywhere = np.full(lo.shape, -_BIG), np.full(lo.shape, _BIG)
+    bounds = ((lo, hi), anywhere)
+    if len(_Q_BOUNDS) >= 64:  # bounded: a process that loads robot after robot
+        _Q_BOUNDS.clear()
+    _Q_BOUNDS[id(model)] = (model, bounds)
+    return bounds
+
+
+def validate_q(tree: KinematicTree, q, name: str, check_limits: bool, robot: str) -> np.ndarray:
+    """`Robot.validate_q` of the robot called `robot` whose tree is `tree`."""
+    model = tree.model
+    if type(q) is np.ndarray and q.dtype == np.float64 and q.shape == model.lower.shape:
+        # the common case in one comparison (a set-up checks a start and a goal per
+        # problem), the path below naming what is bad
+        lo, hi = q_bounds(model)[0 if check_limits else 1]
+        if ((q >= lo) & (q <= hi)).all():
+            flags = q.flags
+            return q if flags.c_contiguous and flags.writeable else q.copy()
+    dof, joints = tree.dof, tree.joint_names
+    a = np.ascontiguousarray(real_array(name, q, f"a numeric array of {dof} joint values"))
+    if not a.flags.writeable:  # e.g. robot.lower: another numba type, a second compile
+        a = a.copy()
+    if a.shape != (dof,):
+        raise ValueError(
+            f"{name} has shape {a.shape}; robot {robot!r} has {dof} active joints {joints}"
+        )
+    bad = np.flatnonzero(~np.isfinite(a))
+    if bad.size:
+        d = bad[0]
+        raise ValueError(f"{name}[{d}] ({joints[d]}) must be finite, got {float(a[d])!r}")
+    if check_limits:
+        out = np.flatnonzero((a < model.lower) | (a > model.upper))
+        if out.size:
+            d = out[0]
+            raise ValueError(
+                f"{name}[{d}] ({joints[d]}) = {float(a[d])!r} is outside the joint limits "
+                f"[{float(model.lower[d])!r}, {float(model.upper[d])!r}]"
+            )
+    return a

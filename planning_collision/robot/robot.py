@@ -41,7 +41,6 @@ import threading
 import numpy as np
 import numpy.typing as npt
 
-from ..geometry.validate import real_array
 from ..io.srdf import SRDFError, acm_reason, read_srdf, write_srdf
 from ..io.urdf import read_urdf
 from ..kernels.robot.fk import RobotModel, fk, fk_batch
@@ -68,32 +67,11 @@ from .attached import (
 from .bodies import LinkBodies
 from .bounds import MotionBoundTables
 from .geometry import CollisionModel, collision_model, link_radii, load_link_geometry
-from .kinematics import KinematicTree, build_tree
+from .kinematics import KinematicTree, build_tree, validate_q
 
 __all__ = ["Robot", "RobotModel", "RobotState", "CollisionModel"]
 
 log = logging.getLogger(__name__)
-
-
-_F64 = np.dtype(np.float64)
-_BIG = float(np.finfo(np.float64).max)
-_Q_BOUNDS: dict = {}  # id(RobotModel) -> (model, bounds): `_q_bounds`
-
-
-def _q_bounds(model: RobotModel) -> tuple:
-    """((lo, hi) within the joint limits, (lo, hi) any finite value) of `model`'s joints,
-    each as one comparison takes it: `lo <= q <= hi` fails for NaN and +-inf too (limits
-    clipped to the finite floats). Made once per model (kept alive with its entry)."""
-    got = _Q_BOUNDS.get(id(model))
-    if got is not None and got[0] is model:
-        return got[1]
-    lo, hi = np.maximum(model.lower, -_BIG), np.minimum(model.upper, _BIG)
-    anywhere = np.full(lo.shape, -_BIG), np.full(lo.shape, _BIG)
-    bounds = ((lo, hi), anywhere)
-    if len(_Q_BOUNDS) >= 64:  # bounded: a process that loads robot after robot
-        _Q_BOUNDS.clear()
-    _Q_BOUNDS[id(model)] = (model, bounds)
-    return bounds
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -416,38 +394,7 @@ class Robot(SceneTransfers, LinkBodies):
     def validate_q(self, q, name: str = "q", check_limits: bool = False) -> npt.NDArray[np.float64]:
         """`q` as a writeable C-contiguous float64 (dof,) array, finite (and within limits
         when asked), else ValueError naming the joint and value."""
-        model = self._state.tree.model
-        if type(q) is np.ndarray and q.dtype == _F64 and q.shape == model.lower.shape:
-            # the common case in one comparison (a set-up checks a start and a goal per
-            # problem: ~3x fewer numpy calls than the path below, which names what is bad)
-            lo, hi = _q_bounds(model)[0 if check_limits else 1]
-            if ((q >= lo) & (q <= hi)).all():
-                flags = q.flags
-                return q if flags.c_contiguous and flags.writeable else q.copy()
-        a = np.ascontiguousarray(real_array(name, q, f"a numeric array of {self.dof} joint values"))
-        if not a.flags.writeable:  # e.g. robot.lower: another numba type, a second compile
-            a = a.copy()
-        if a.shape != (self.dof,):
-            raise ValueError(
-                f"{name} has shape {a.shape}; robot {self.name!r} has {self.dof} active joints "
-                f"{self.joint_names}"
-            )
-        bad = np.flatnonzero(~np.isfinite(a))
-        if bad.size:
-            raise ValueError(
-                f"{name}[{bad[0]}] ({self.joint_names[bad[0]]}) must be finite, got "
-                f"{float(a[bad[0]])!r}"
-            )
-        if check_limits:
-            out = np.flatnonzero((a < self.lower) | (a > self.upper))
-            if out.size:
-                d = out[0]
-                raise ValueError(
-                    f"{name}[{d}] ({self.joint_names[d]}) = {float(a[d])!r} is outside the joint "
-                    "limits "
-                    f"[{float(self.lower[d])!r}, {float(self.upper[d])!r}]"
-                )
-        return a
+        return validate_q(self._state.tree, q, name, check_limits, self.name)
 
     def random_configurations(self, n: int, rng=None) -> npt.NDArray[np.float64]:
         """(n, dof) uniform within the joint limits."""
