@@ -75,20 +75,56 @@ def test_a_seed_repeats_the_same_path_and_another_seed_does_not(shelf):
 
 @pytest.mark.parametrize("sampler", ["halton", "uniform"])
 @pytest.mark.parametrize(
-    "balance, dynamic_domain, connect",
-    [(True, True, "ompl"), (False, False, "ompl"), (True, True, "vamp"), (False, False, "vamp")],
-)
+    "balance, dynamic_domain, connect, lazy",
+    [
+        (True, True, "ompl", 8), (False, False, "ompl", 0), (True, True, "vamp", 0),
+        (False, False, "vamp", 8),
+    ],
+)  # fmt: skip
 def test_every_setting_finds_certified_exact_free_paths(
-    shelf, sampler, balance, dynamic_domain, connect
+    shelf, sampler, balance, dynamic_domain, connect, lazy
 ):
     robot, scene, start, goal, checker = shelf
     planner = pc.RRTConnect(
         checker, seed=1, sampler=sampler, balance=balance, dynamic_domain=dynamic_domain,
-        connect=connect,
+        connect=connect, lazy=lazy, lazy_after=0,
     )  # fmt: skip
     r = planner.solve(start, goal, seconds=20.0)
     assert r.solved
     assert _certified(checker, r.path) and _exact_free(robot, scene, r.path)
+
+
+def test_lazy_solutions_refuted_by_their_certificate_are_searched_past(cage):
+    """Probing each motion only at its end and middle, from the first motion, a cage's bars
+    slip between the probes: solutions whose certificate finds a collision lose the branch
+    below it, and the search goes on to a path whose every motion is certified (and free
+    on the exact meshes); certifying every motion as tried refutes none."""
+    robot, problems = cage
+    problem = problems[1]
+    scene = pc.Scene.from_records(problem.obstacles)
+    checker = pc.CollisionChecker(robot, scene)
+    lazy = pc.RRTConnect(checker, lazy=1, lazy_after=0, lazy_failures=10**6)
+    eager = pc.RRTConnect(checker, lazy=0)
+    refuted = 0
+    for seed in range(4):
+        lazy.seed = eager.seed = seed
+        r = lazy.solve(problem.start, problem.goals[0], seconds=20.0)
+        assert r.solved and _certified(checker, r.path) and _exact_free(robot, scene, r.path)
+        refuted += r.rejected
+        assert eager.solve(problem.start, problem.goals[0], seconds=20.0).rejected == 0
+    assert refuted > 0
+    # after lazy_failures refuted solutions each motion is certified as it is tried (the
+    # probed branches left may still refute a few): with none allowed, the eager search
+    capped = pc.RRTConnect(checker, seed=1, lazy=1, lazy_after=0, lazy_failures=1)
+    r = capped.solve(problem.start, problem.goals[0], seconds=20.0)
+    assert r.solved and _certified(checker, r.path)
+    eager.seed = 1
+    r = pc.RRTConnect(checker, seed=1, lazy=1, lazy_failures=0).solve(
+        problem.start, problem.goals[0]
+    )
+    e = eager.solve(problem.start, problem.goals[0])
+    assert r.rejected == 0 and (r.iterations, r.edges) == (e.iterations, e.edges)
+    assert np.array_equal(r.path, e.path)
 
 
 def test_a_free_straight_motion_is_the_path_and_a_colliding_one_is_searched_around(shelf):
@@ -249,15 +285,20 @@ def test_trees_grow_past_their_first_room(cage, monkeypatch):
 
     robot, problems = cage
     monkeypatch.setattr(P, "CAPACITY", 8)  # then the room for one iteration's nodes: 40
-    P._POOL.trees.pop(7, None)
     p = problems[1]
     scene = pc.Scene.from_records(p.obstacles)
     checker = pc.CollisionChecker(robot, scene)
-    # a seed whose start tree grows past 40 nodes (67)
-    r = pc.RRTConnect(checker, seed=6).solve(p.start, p.goals[0], seconds=20.0)
-    assert r.solved and _certified(checker, r.path) and _exact_free(robot, scene, r.path)
-    room = P._POOL.trees[7].x.shape[2]
-    assert max(r.nodes) > 40 and room >= max(r.nodes) and room in (80, 160, 320, 640)
+    for lazy in (0, 8):  # (a lazy search's records carry each node's certificate too)
+        planner = pc.RRTConnect(checker, lazy=lazy, lazy_after=0)
+        for seed in range(40):  # the first seed whose trees grow past 40 nodes
+            planner.seed = seed
+            getattr(P._POOL, "trees", {}).pop(7, None)  # a record of the first room
+            r = planner.solve(p.start, p.goals[0], seconds=20.0)
+            if max(r.nodes) > 40:
+                break
+        assert r.solved and _certified(checker, r.path) and _exact_free(robot, scene, r.path)
+        room = P._POOL.trees[7].x.shape[2]
+        assert max(r.nodes) > 40 and room >= max(r.nodes) and room in (80, 160, 320, 640)
 
 
 def test_each_thread_plans_in_a_record_of_its_own(shelf):
@@ -283,6 +324,11 @@ def test_each_thread_plans_in_a_record_of_its_own(shelf):
         ({"seed": 1.5}, "seed"),
         ({"sampler": "sobol"}, "sampler"),
         ({"connect": "kpiece"}, "connect"),
+        ({"lazy": -1}, "lazy"),
+        ({"lazy": 65}, "lazy"),
+        ({"lazy": 1.5}, "lazy"),
+        ({"lazy_failures": -1}, "lazy_failures"),
+        ({"lazy_after": True}, "lazy_after"),
     ],
 )
 def test_bad_settings_are_refused_by_name(shelf, kwargs, match):

@@ -253,9 +253,10 @@ def _path_ok(checker, Q, starts, goals) -> str | None:
 
 
 def fuzz_planner(n: int, rng) -> Tally:
-    """The compiled planner, alone (`RRTConnect.solve`) and through OMPL
-    (`make_setup(planner="CompiledRRTConnect")`), given free starts and goals (one or
-    several), colliding ones and the odd configurations of `configs`: a refusal names
+    """The compiled planner, alone (`RRTConnect.solve`, with its settings and lazy at every
+    turn) and through OMPL (`make_setup(planner="CompiledRRTConnect")`), given free starts
+    and goals (one or several), colliding ones and the odd configurations of `configs`: a
+    refusal names
     "start" or "goal", a returned path begins at the start, ends at a goal and is certified
     free by the checker, edge by edge."""
     from ompl import util as ou
@@ -270,6 +271,10 @@ def fuzz_planner(n: int, rng) -> Tally:
     ok = checker.is_valid_batch(Q)
     free, hit = Q[ok], Q[~ok]
     alone = pc.RRTConnect(checker, seed=int(rng.integers(2**31)))
+    # lazy from the first motion, probing at range spacing: solutions refuted by their
+    # certificate (branches removed) at every turn
+    lazy = pc.RRTConnect(checker, seed=int(rng.integers(2**31)), lazy=1, lazy_after=0,
+                         lazy_failures=10**6)  # fmt: skip
     for i in range(n):
         a, b = free[rng.integers(len(free), size=2)]
         goal = b if i % 3 else free[rng.integers(len(free), size=3)]
@@ -282,11 +287,11 @@ def fuzz_planner(n: int, rng) -> Tally:
         where = "goal" if odd is not None and i % 8 >= 4 else "start"
         if odd is not None:
             a, goal = (odd[1], goal) if where == "start" else (a, odd[1])
-        for how in ("alone", "ompl"):
+        for how in ("alone", "lazy", "ompl"):
 
             def run(a=a, goal=goal, how=how):
-                if how == "alone":
-                    r = alone.solve(a, goal, 0.2)
+                if how != "ompl":
+                    r = (alone if how == "alone" else lazy).solve(a, goal, 0.2)
                     return r.path if r.solved else None
                 ss = make_setup(robot, scene, a, goal, checker=checker,
                                 planner="CompiledRRTConnect")  # fmt: skip
@@ -294,7 +299,7 @@ def fuzz_planner(n: int, rng) -> Tally:
 
             # one configuration as a (1, dof) row: k goals, or k starts for the planner alone
             answerable = odd is None or odd[2] or (
-                odd[0] == "2-D" and (where == "goal" or how == "alone"))  # fmt: skip
+                odd[0] == "2-D" and (where == "goal" or how != "ompl"))  # fmt: skip
             if not answerable:  # (None: make_setup's "not given"; solve says which is missing)
                 _refused(t, run, (where, f"no {where}"), f"{how}: {odd[0]} {where}")
                 continue

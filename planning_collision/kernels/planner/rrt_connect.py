@@ -4,9 +4,20 @@ compiled call, no Python between them (docs/architecture.md, "Planner").
 A planner asks two questions thousands of times per solve; through OMPL's Python bindings
 each costs a crossing into Python and back (~1 us) and OMPL's own bookkeeping around it
 (~23 % of a solve on the MotionBenchMaker Panda). Here the loop calls the checker's kernels
-directly: `dichotomy` (kernels/checker/edges.py) for every motion, so every edge of a returned path
-is certified free as the plugin's motion validator certifies it (same kernel, model,
+directly: `dichotomy` (kernels/checker/edges.py) for every motion of a returned path, so
+each is certified free as the plugin's motion validator certifies it (same kernel, model,
 workspace and settings).
+
+Lazily (`lazy`, after `lazy_after` motions): a motion the trees grow by is probed, its end
+and its states at most range / lazy apart checked (a boolean check each, within the
+certificate's contact distance), and certified only when a solution takes it: when the
+trees join, each probed motion of the solution is certified, root-ward from the join; the
+first found colliding removes its node and the branch below it (`_remove_branch`: DEAD, its
+configurations NaN, which no nearest-neighbour scan picks) and the search goes on. A free
+certified motion costs ~14 distance queries (~27 us on cage), its probes ~4 us: a hard
+problem's trees grow many motions no solution takes. After `lazy_failures` refuted
+solutions every motion is certified as it is tried (a scene whose obstacles slip between
+the probes).
 
 The search is RRT-Connect (Kuffner & LaValle 2000) with VAMP's balance and sampling
 (Thomason et al. 2024): two trees, the smaller one grown (`balance`); a sample pulls the
@@ -51,9 +62,7 @@ from ..checker.check_core import pose, robot_at, unpack
 from ..checker.edge_state import set_q
 from ..checker.edges import dichotomy
 from ..checker.states import posed_collides
-
-TWO_PI = 2.0 * math.pi
-INV_TWO_PI = 1.0 / TWO_PI
+from .joint_space import TWO_PI, column, diff, most_steps, nearest, step_end, unwrap_end, wrap
 
 # The most states the straight motions from starts to goals are sampled at before their
 # certified check (`_direct`): a power of two
@@ -70,13 +79,20 @@ PlanTrees = record(
         Field("x", F3, (2, "dof", "capacity"), "each tree's nodes, one column per node", None),
         Field("parent", ("int64", 2), (2, "capacity"), "each node's parent (-1: a root)"),
         Field("radius", F2, (2, "capacity"), "each node's dynamic-domain radius (inf: none)"),
+        Field(
+            "cert",
+            ("int64", 2),
+            (2, "capacity"),
+            "each node's motion from its parent: "
+            "CERTIFIED, PROBED (lazy: not yet certified) or DEAD",
+        ),
         Field("size", L1, (2,), "nodes in each tree"),
         Field("d2", F1, ("capacity",), "scratch: squared distances of the last scan", None),
         Field("q", F2, (4, "dof"), "scratch configurations", None),
         Field("out", F1, (4,), "an edge check's results"),
         Field("offset", F2, (2, "dof"), "each tree's Halton shift per coordinate"),
         Field("rng", ("uint64", 1), (4,), "xoshiro256** state"),
-        Field("state", L1, (11,), "the search's counters (the S_* indices)"),
+        Field("state", L1, (12,), "the search's counters (the S_* indices)"),
         Field("path", F2, ("2 * capacity + 2", "dof"), "the solution, start to goal", None),
     ],
 )
@@ -86,6 +102,7 @@ PlanTrees = record(
 # to the goals were tried, the start and the goal (roots) the path joins, and each tree's
 # Halton index (S_HALTON + tree)
 S_ACTIVE, S_ITER, S_EDGES, S_PATH, S_JOIN0, S_JOIN1, S_DIRECT, S_START, S_GOAL, S_HALTON = range(10)
+S_FAILED = 11  # a lazy search's solutions whose certificate found a collision (after S_HALTON + 1)
 
 # The search's settings, one float64 array (`plan_settings`): what the run reads of it
 PlanSettings = (
@@ -100,8 +117,21 @@ PlanSettings = (
     "direct",  # 1: try the straight motion from each start to each goal first
     "connect",  # 0: the grown tree goes on toward the other's nearest node (VAMP); 1: the
     #             other tree's nearest node connects to the new node (OMPL)
+    "lazy",  # n > 0: motions probed as the trees grow (their end and states at most range / n
+    #          apart), certified when the trees join (only the solution's: a collision
+    #          found then removes the branch below it); 0: each certified when tried
+    "lazy_failures",  # a lazy search certifies each motion when tried once this many of
+    #                   its solutions were found to collide
+    "lazy_after",  # ... and only after this many motions were checked (an easy problem's
+    #                motions mostly make its solution: probing them first costs more)
 )
 SETTING = {name: k for k, name in enumerate(PlanSettings)}
+
+# PlanTrees.cert: a node's motion from its parent (a root's: CERTIFIED) certified free,
+# only probed (module doc: lazily), or found to collide when certified, which removes the
+# node and every node below it (DEAD: its configuration NaN, so no nearest-neighbour scan
+# picks it)
+CERTIFIED, PROBED, DEAD = 1, 0, -1
 
 
 def plan_settings(**values) -> np.ndarray:
@@ -192,87 +222,22 @@ def _sample(tr, t, halton, lower, upper, cont, q):
             q[k] = lower[k] + u * (upper[k] - lower[k])
 
 
-# ---------------------------------------------------------------------------------------
-# geometry of the joint space
-
-
 @inline_kernel
-def _wrap(d):
-    """An angle difference the short way round, in [-pi, pi)."""
-    return d - TWO_PI * math.floor(d * INV_TWO_PI + 0.5)
-
-
-@inline_kernel
-def _nearest(X, n, q, cont, d2):
-    """(index, distance) of the node of X (dof, capacity), first n columns, nearest to q:
-    Euclidean over the joints, continuous ones the short way round. Ties go to the
-    lowest index."""
-    for i in range(n):
-        d2[i] = 0.0
-    for k in range(X.shape[0]):
-        row = X[k]
-        qk = q[k]
-        if cont[k]:
-            for i in range(n):
-                d = row[i] - qk
-                d -= TWO_PI * math.floor(d * INV_TWO_PI + 0.5)
-                d2[i] += d * d
-        else:
-            for i in range(n):
-                d = row[i] - qk
-                d2[i] += d * d
-    best = 0
-    bd = d2[0]
-    for i in range(1, n):
-        if d2[i] < bd:
-            bd = d2[i]
-            best = i
-    return best, math.sqrt(bd)
-
-
-@inline_kernel
-def _diff(a, b, cont, dq):
-    """dq <- b - a (continuous joints the short way); returns |dq|."""
-    s = 0.0
-    for k in range(a.shape[0]):
-        d = b[k] - a[k]
-        if cont[k]:
-            d = _wrap(d)
-        dq[k] = d
-        s += d * d
-    return math.sqrt(s)
-
-
-@inline_kernel
-def _unwrap_end(q0, q1, cont):
-    """q1's continuous joints moved by whole turns to within pi of q0's (the short way);
-    its other joints left exactly as they are (a goal stays that goal)."""
-    for k in range(q0.shape[0]):
-        if cont[k]:
-            q1[k] = q0[k] + _wrap(q1[k] - q0[k])
-
-
-@inline_kernel
-def _column(X, i, q):
-    """q <- node i of X (dof, capacity)."""
-    for k in range(q.shape[0]):
-        q[k] = X[k, i]
-
-
-@inline_kernel
-def _add(tr, t, q, parent, lower, upper, cont):
+def _add(tr, t, q, parent, lower, upper, cont, cert):
     """Node q (continuous joints wrapped, limited ones clamped to their limits against
-    round-off) appended to tree t with its parent; returns its index."""
+    round-off) appended to tree t with its parent and its motion's `cert`; returns its
+    index."""
     n = tr.size[t]
     for k in range(q.shape[0]):
         v = q[k]
         if cont[k]:
-            v = _wrap(v)
+            v = wrap(v)
         else:
             v = min(max(v, lower[k]), upper[k])
         tr.x[t, k, n] = v
     tr.parent[t, n] = parent
     tr.radius[t, n] = math.inf
+    tr.cert[t, n] = cert
     tr.size[t] = n + 1
     return n
 
@@ -289,25 +254,59 @@ def _free(hm, hw, request, q0, q1, tr):
 
 
 @inline_kernel
-def _step_end(x, dq, s, q1, lower, upper, cont):
-    """q1 <- x + s dq, limited joints clamped to their limits (round-off): the end of a
-    motion from node x, in x's unwrapped frame."""
-    for k in range(x.shape[0]):
-        v = x[k] + s * dq[k]
-        if not cont[k]:
-            v = min(max(v, lower[k]), upper[k])
-        q1[k] = v
+def _probed_free(hm, hw, request, q0, q1, tr, spacing):
+    """The motion q0 -> q1 probed (q0 is a node): its end and its states at most `spacing`
+    apart are free (a boolean check each, within the certificate's contact distance,
+    bisection order). A proof of collision when false; when true, the motion is certified
+    later, if a solution takes it (`_certify_branch`)."""
+    tr.state[S_EDGES] += 1
+    _, _, buf = unpack(hm, hw)
+    self_collision = robot_at(hm).pairs.shape[0] > 0
+    contact = request[0] + request[1]  # EdgeRequest's margin + eta, as the probes take it
+    pose(hm, hw, q1, NO)
+    if posed_collides(hm, hw, contact, self_collision, 0.0):
+        return False
+    return not _sampled_collision(hm, hw, q0, q1, contact, spacing)
 
 
 @inline_kernel
-def most_steps(lower, upper, cont, step):
-    """The most steps of at most `step` a straight motion across the joint space takes
-    (its diameter: each limited joint's range, pi for a continuous one)."""
-    s = 0.0
-    for k in range(lower.shape[0]):
-        w = math.pi if cont[k] else upper[k] - lower[k]
-        s += w * w
-    return int(math.ceil(math.sqrt(s) / step)) + 1
+def _remove_branch(tr, t, c):
+    """Node c of tree t and every node below it DEAD (module doc: `cert`). A child is
+    added after its parent, so one pass in index order finds them all."""
+    tr.cert[t, c] = DEAD
+    for k in range(tr.x.shape[1]):
+        tr.x[t, k, c] = math.nan
+    for i in range(c + 1, tr.size[t]):
+        if tr.cert[t, tr.parent[t, i]] == DEAD:
+            tr.cert[t, i] = DEAD
+            for k in range(tr.x.shape[1]):
+                tr.x[t, k, i] = math.nan
+
+
+@inline_kernel
+def _certify_branch(hm, hw, request, tr, t, i, cont, dd, dd_radius, alpha, min_radius):
+    """Certify each motion from node i of tree t up to its root that is only PROBED (the
+    stored nodes, continuous joints the short way, as the solution runs). True when all
+    are free; at the first that is not, its node's branch is removed (`_remove_branch`),
+    its parent's dynamic domain shrinks as after a colliding motion, and False."""
+    q0, q1 = tr.q[0], tr.q[1]
+    while tr.parent[t, i] >= 0:
+        p = tr.parent[t, i]
+        if tr.cert[t, i] == PROBED:
+            column(tr.x[t], p, q0)
+            column(tr.x[t], i, q1)
+            unwrap_end(q0, q1, cont)
+            if not _free(hm, hw, request, q0, q1, tr):
+                _remove_branch(tr, t, i)
+                r = tr.radius[t, p]
+                if dd:
+                    tr.radius[t, p] = (
+                        dd_radius if r == math.inf else max(r * (1.0 - alpha), min_radius)
+                    )
+                return False
+            tr.cert[t, i] = CERTIFIED
+        i = p
+    return True
 
 
 @inline_kernel
@@ -347,7 +346,7 @@ def _path(tr, a, ia, b, ib, cont):
     for r in range(1, n):
         for k in range(dof):
             if cont[k]:
-                P[r, k] = P[r - 1, k] + _wrap(P[r, k] - P[r - 1, k])
+                P[r, k] = P[r - 1, k] + wrap(P[r, k] - P[r - 1, k])
     tr.state[S_PATH] = n
     return n
 
@@ -385,10 +384,10 @@ def _direct(hm, hw, request, tr, cont, spacing):
     q0, q1 = tr.q[0], tr.q[1]
     contact = request[0] + request[1]  # EdgeRequest's margin + eta, as the probes take it
     for i in range(tr.size[0]):
-        _column(tr.x[0], i, q0)
+        column(tr.x[0], i, q0)
         for j in range(tr.size[1]):
-            _column(tr.x[1], j, q1)
-            _unwrap_end(q0, q1, cont)
+            column(tr.x[1], j, q1)
+            unwrap_end(q0, q1, cont)
             if _sampled_collision(hm, hw, q0, q1, contact, spacing):
                 tr.state[S_EDGES] += 1
                 continue
@@ -423,6 +422,8 @@ def rrt_connect(hm, hw, request, tr, settings, lower, upper, cont, deadline_ns):
     cap = tr.x.shape[2]
     qs, q1, dq, qn = tr.q[0], tr.q[1], tr.q[2], tr.q[3]
     st = tr.state
+    lazy = settings[10] != 0.0 and st[S_FAILED] < settings[11] and st[S_EDGES] >= settings[12]
+    spacing = step / settings[10] if settings[10] != 0.0 else step
     if st[S_DIRECT] == 0 and settings[8] != 0.0:
         st[S_DIRECT] = 1
         if _direct(hm, hw, request, tr, cont, 0.5 * step):
@@ -441,46 +442,65 @@ def rrt_connect(hm, hw, request, tr, settings, lower, upper, cont, deadline_ns):
         st[S_ACTIVE] = a
         b = 1 - a
         st[S_ITER] += 1
+        if not lazy and settings[10] != 0.0 and st[S_FAILED] < settings[11]:
+            lazy = st[S_EDGES] >= settings[12]
         _sample(tr, a, halton, lower, upper, cont, qs)
-        i, dist = _nearest(tr.x[a], tr.size[a], qs, cont, tr.d2)
+        i, dist = nearest(tr.x[a], tr.size[a], qs, cont, tr.d2)
         r_i = tr.radius[a, i]
         if dd and r_i < dist:
             continue
-        _column(tr.x[a], i, qn)
-        _diff(qn, qs, cont, dq)
+        column(tr.x[a], i, qn)
+        diff(qn, qs, cont, dq)
         s = 1.0 if dist <= step else step / dist
-        _step_end(qn, dq, s, q1, lower, upper, cont)
-        if not _free(hm, hw, request, qn, q1, tr):
+        step_end(qn, dq, s, q1, lower, upper, cont)
+        if lazy:
+            ok = _probed_free(hm, hw, request, qn, q1, tr, spacing)
+        else:
+            ok = _free(hm, hw, request, qn, q1, tr)
+        if not ok:
             if dd:
                 tr.radius[a, i] = (
                     dd_radius if r_i == math.inf else max(r_i * (1.0 - alpha), min_radius)
                 )
             continue
-        new = _add(tr, a, q1, i, lower, upper, cont)
+        new = _add(tr, a, q1, i, lower, upper, cont, PROBED if lazy else CERTIFIED)
         if dd and r_i != math.inf:
             tr.radius[a, i] = r_i * (1.0 + alpha)
         # the trees joined by the new node and the other tree's nearest node, in equal steps
         # of at most `range`: grown from the new node (g = a) or from that nearest node (g = b)
-        _column(tr.x[a], new, qn)
-        j, dist_b = _nearest(tr.x[b], tr.size[b], qn, cont, tr.d2)
+        column(tr.x[a], new, qn)
+        j, dist_b = nearest(tr.x[b], tr.size[b], qn, cont, tr.d2)
         g, last, goal = (b, j, new) if from_other else (a, new, j)
-        _column(tr.x[1 - g], goal, qs)
-        _column(tr.x[g], last, qn)
+        column(tr.x[1 - g], goal, qs)
+        column(tr.x[g], last, qn)
         n_steps = max(1, int(math.ceil(dist_b / step)))
-        _diff(qn, qs, cont, dq)
+        diff(qn, qs, cont, dq)
         reached = True
         for e in range(n_steps):
-            _column(tr.x[g], last, qn)
+            column(tr.x[g], last, qn)
             if e == n_steps - 1:  # the last step ends on the other tree's node exactly
                 for k in range(qn.shape[0]):
                     q1[k] = qs[k]
-                _unwrap_end(qn, q1, cont)
+                unwrap_end(qn, q1, cont)
             else:
-                _step_end(qn, dq, 1.0 / n_steps, q1, lower, upper, cont)
-            if not _free(hm, hw, request, qn, q1, tr):
+                step_end(qn, dq, 1.0 / n_steps, q1, lower, upper, cont)
+            if lazy:
+                ok = _probed_free(hm, hw, request, qn, q1, tr, spacing)
+            else:
+                ok = _free(hm, hw, request, qn, q1, tr)
+            if not ok:
                 reached = False
                 break
-            last = _add(tr, g, q1, last, lower, upper, cont)
+            last = _add(tr, g, q1, last, lower, upper, cont, PROBED if lazy else CERTIFIED)
+        if reached and settings[10] != 0.0:  # the solution's motions certified, or a branch removed
+            for t, i in ((g, last), (1 - g, goal)):
+                if reached:
+                    reached = _certify_branch(
+                        hm, hw, request, tr, t, i, cont, dd, dd_radius, alpha, min_radius
+                    )
+            if not reached:
+                st[S_FAILED] += 1
+                lazy = lazy and st[S_FAILED] < settings[11]
         if reached:
             st[S_JOIN0 if g == 0 else S_JOIN1] = last
             st[S_JOIN1 if g == 0 else S_JOIN0] = goal
