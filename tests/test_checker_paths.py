@@ -99,9 +99,14 @@ def test_path_checks_agree_with_python_fcl_on_the_exact_meshes(world, method):
         hit = _mesh_first_collision(fcl_robot, robot, Q)
         verdicts.append(r.valid)
         assert r.certified and r.method == method and bool(r) == r.valid
-        # the same answer as the loop it replaces
-        assert r.valid == all(
-            checker.check_edge(a, b, method).valid for a, b in zip(Q[:-1], Q[1:], strict=True)
+        # the same answer as the loop it replaces: the first state, then each motion from a
+        # state known free
+        assert r.valid == (
+            checker.is_valid(Q[0])
+            and all(
+                checker.check_edge(a, b, method, check_start=False).valid
+                for a, b in zip(Q[:-1], Q[1:], strict=True)
+            )
         )
         if r.valid:
             assert hit is None, f"path {i} called free, the meshes collide at {hit}"
@@ -184,3 +189,27 @@ def test_a_robot_with_continuous_joints_takes_unwrapped_paths():
     c = pc.CollisionChecker(arm, pc.Scene())
     Q = np.array([[3.0, 0.3, -0.4], [3.5, 0.3, -0.4], [4.0, 0.2, -0.3]])  # past pi: fine
     assert c.check_path(Q).valid
+
+
+def test_a_path_may_begin_within_eta_of_an_obstacle_as_a_planners_start_may():
+    """The path's first state is checked as a state (`is_valid`: clearance above the
+    padding), not as an edge's start, which calls a state within eta of an obstacle a
+    collision: the fuzzer's planner part (seed 7) drew this start in the bookshelf, 0.08 mm
+    from a shelf, and the compiled planner's path from it was called not free."""
+    from importlib.resources import files
+
+    robot = load_panda(FINGERS)
+    scene = pc.Scene.from_file(files("planning_collision") / "data" / "bookshelf.json")
+    checker = pc.CollisionChecker(robot, scene)
+    a = np.array([1.4472194532485116, 1.2178856531278863, -2.254470389937611,
+                  -1.2416072519360632, -0.163762602033108, 1.9720505346749095,
+                  -1.5404601116440975])  # fmt: skip
+    b = np.array([1.4259621850264652, 0.9927373611820107, -2.259233277331035,
+                  -1.108807923091975, -0.28353452627385245, 2.2686277976938025,
+                  -0.7269985022440473])  # fmt: skip
+    assert checker.is_valid(a) and 0.0 < checker.clearance(a) < checker.eta
+    assert not checker.check_edge(a, b).valid  # the start within eta: an edge's collision
+    assert checker.check_edge(a, b, check_start=False).valid
+    assert checker.check_path(np.stack([a, b])).valid
+    assert checker.check_path(a[None]).valid
+    assert _mesh_first_collision(FclRobot(robot, scene), robot, np.stack([a, b])) is None

@@ -9,8 +9,11 @@ valid prefix a planner or an executor can use (OMPL's ``checkMotion(s1, s2, last
 for a whole path). "dichotomy" alone often certifies none of a colliding segment (its
 boolean probes find the collision first); the "ca" pass costs one more edge check, once.
 
-A segment's start is the previous segment's end, already checked, so only the path's first
-state is checked as a start. Continuous joints are taken as given: a segment is the
+The path's first state is checked by `is_valid`, as a path of one state and a planner's start
+are (free when its clearance exceeds the padding); every segment then starts at a state
+known free, its own end checked with it (an edge's start check is stricter: it calls a state
+within the certificate's contact tolerance eta of an obstacle a collision, and a planner's
+path may begin at such a start). Continuous joints are taken as given: a segment is the
 straight joint-space motion between two rows (unwrap angles first for the short way round,
 as the OMPL plugin's `solution_path` does).
 """
@@ -54,18 +57,19 @@ def check_path(checker, Q, method: str = "dichotomy") -> PathResult:
     `method`: a `PathResult` with the first segment not shown free and the configuration
     where the path's free prefix ends."""
     Q = path_array(checker.robot, Q)
+    if not checker.is_valid(Q[0]):
+        return PathResult(False, 0, 0.0, Q[0].copy(), 0, method, True)
     if len(Q) == 1:
-        ok = checker.is_valid(Q[0])
-        return PathResult(ok, -1 if ok else 0, 1.0 if ok else 0.0, Q[0].copy(), 0, method, True)
+        return PathResult(True, -1, 1.0, Q[0].copy(), 0, method, True)
     queries = 0
     for k in range(len(Q) - 1):
-        r = checker.check_edge(Q[k], Q[k + 1], method, check_start=k == 0)
+        r = checker.check_edge(Q[k], Q[k + 1], method, check_start=False)
         queries += r.n_queries
         if r.valid:
             continue
         t, certified = r.last_valid_t, r.certified
         if method != "discrete":  # its first contact, certified (module doc)
-            ca = checker.check_edge(Q[k], Q[k + 1], "ca", check_start=k == 0)
+            ca = checker.check_edge(Q[k], Q[k + 1], "ca", check_start=False)
             queries += ca.n_queries
             if not ca.valid:
                 t = max(t, ca.last_valid_t)
