@@ -260,13 +260,28 @@ def _probed_free(hm, hw, request, q0, q1, tr, spacing):
     bisection order). A proof of collision when false; when true, the motion is certified
     later, if a solution takes it (`_certify_branch`)."""
     tr.state[S_EDGES] += 1
-    _, _, buf = unpack(hm, hw)
     self_collision = robot_at(hm).pairs.shape[0] > 0
     contact = request[0] + request[1]  # EdgeRequest's margin + eta, as the probes take it
     pose(hm, hw, q1, NO)
     if posed_collides(hm, hw, contact, self_collision, 0.0):
         return False
     return not _sampled_collision(hm, hw, q0, q1, contact, spacing)
+
+
+@inline_kernel
+def _shrunk(r, dd_radius, alpha, min_radius):
+    """A node's dynamic-domain radius after one of its motions collided: `dd_radius` the
+    first time (inf: none yet), then `alpha` smaller, never below `min_radius`."""
+    return dd_radius if r == math.inf else max(r * (1.0 - alpha), min_radius)
+
+
+@inline_kernel
+def _lazy(settings, st):
+    """Whether motions are probed now (PlanSettings `lazy`, `lazy_failures`, `lazy_after`):
+    lazy is on, fewer solutions than `lazy_failures` were refuted and at least `lazy_after`
+    motions were checked. Both counts only grow: once on, it stays on until the refutations
+    reach their bound."""
+    return settings[10] != 0.0 and st[S_FAILED] < settings[11] and st[S_EDGES] >= settings[12]
 
 
 @inline_kernel
@@ -298,11 +313,8 @@ def _certify_branch(hm, hw, request, tr, t, i, cont, dd, dd_radius, alpha, min_r
             unwrap_end(q0, q1, cont)
             if not _free(hm, hw, request, q0, q1, tr):
                 _remove_branch(tr, t, i)
-                r = tr.radius[t, p]
                 if dd:
-                    tr.radius[t, p] = (
-                        dd_radius if r == math.inf else max(r * (1.0 - alpha), min_radius)
-                    )
+                    tr.radius[t, p] = _shrunk(tr.radius[t, p], dd_radius, alpha, min_radius)
                 return False
             tr.cert[t, i] = CERTIFIED
         i = p
@@ -422,7 +434,6 @@ def rrt_connect(hm, hw, request, tr, settings, lower, upper, cont, deadline_ns):
     cap = tr.x.shape[2]
     qs, q1, dq, qn = tr.q[0], tr.q[1], tr.q[2], tr.q[3]
     st = tr.state
-    lazy = settings[10] != 0.0 and st[S_FAILED] < settings[11] and st[S_EDGES] >= settings[12]
     spacing = step / settings[10] if settings[10] != 0.0 else step
     if st[S_DIRECT] == 0 and settings[8] != 0.0:
         st[S_DIRECT] = 1
@@ -442,8 +453,7 @@ def rrt_connect(hm, hw, request, tr, settings, lower, upper, cont, deadline_ns):
         st[S_ACTIVE] = a
         b = 1 - a
         st[S_ITER] += 1
-        if not lazy and settings[10] != 0.0 and st[S_FAILED] < settings[11]:
-            lazy = st[S_EDGES] >= settings[12]
+        lazy = _lazy(settings, st)
         _sample(tr, a, halton, lower, upper, cont, qs)
         i, dist = nearest(tr.x[a], tr.size[a], qs, cont, tr.d2)
         r_i = tr.radius[a, i]
@@ -459,9 +469,7 @@ def rrt_connect(hm, hw, request, tr, settings, lower, upper, cont, deadline_ns):
             ok = _free(hm, hw, request, qn, q1, tr)
         if not ok:
             if dd:
-                tr.radius[a, i] = (
-                    dd_radius if r_i == math.inf else max(r_i * (1.0 - alpha), min_radius)
-                )
+                tr.radius[a, i] = _shrunk(r_i, dd_radius, alpha, min_radius)
             continue
         new = _add(tr, a, q1, i, lower, upper, cont, PROBED if lazy else CERTIFIED)
         if dd and r_i != math.inf:
@@ -500,7 +508,6 @@ def rrt_connect(hm, hw, request, tr, settings, lower, upper, cont, deadline_ns):
                     )
             if not reached:
                 st[S_FAILED] += 1
-                lazy = lazy and st[S_FAILED] < settings[11]
         if reached:
             st[S_JOIN0 if g == 0 else S_JOIN1] = last
             st[S_JOIN1 if g == 0 else S_JOIN0] = goal
