@@ -286,6 +286,25 @@ def test_the_planners_benchmark_draws_a_world_with_free_configurations_again(cap
     assert "| panda | 7 (0) | 2/2 / 2/2 |" in out and out.rstrip().endswith("1 repeats)")
 
 
+def test_the_planners_benchmark_counts_the_paths_its_checks_refuse(monkeypatch, capsys):
+    """The paths are checked once every solve is timed: a path the dense check refuses is
+    counted in the last column, for both planners (each solved once here)."""
+    from planning_collision.demos.bench import planners
+
+    seen = []
+
+    def refuse(checker, Q, step=0.001):
+        seen.append(len(Q))
+        return False
+
+    monkeypatch.setattr(planners, "_dense_free", refuse)
+    argv = ["--robots", "panda", "--n", "1", "--repeats", "1", "--time", "2"]
+    assert planners.main(argv) == 0
+    row = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("| panda |"))
+    assert row.startswith("| panda | 7 (0) | 1/1 / 1/1 |") and row.endswith("| 2 |")
+    assert len(seen) == 2 and min(seen) >= 2
+
+
 def test_the_planners_benchmark_says_when_a_world_has_no_start_goal_pairs():
     import planning_collision as pc
     from planning_collision import robots
