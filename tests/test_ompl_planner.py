@@ -54,6 +54,19 @@ def test_make_setup_names_it_and_solve_gives_a_certified_path(shelf):
     assert r.solved and r.edges >= len(Q) - 1
 
 
+def test_its_trees_are_no_planner_data_and_asking_for_them_is_safe(shelf):
+    """`ss.getPlannerData` (which Benchmark calls after every run) gives no vertices for
+    it, and returns: the binding cannot take a Python planner's own getPlannerData (an
+    override aborts the process), so the planner does not define one (docs/ompl.md)."""
+    robot, scene, start, goal, checker = shelf
+    ss = make_setup(robot, scene, start, goal, planner=NAME, checker=checker)
+    assert solve(ss, 10.0)
+    assert "getPlannerData" not in vars(CompiledRRTConnect)
+    pd = ob.PlannerData(ss.getSpaceInformation())
+    ss.getPlannerData(pd)
+    assert pd.numVertices() == 0 and ss.haveExactSolutionPath()
+
+
 def test_ss_solve_with_a_time_limit_and_repeated_solves(shelf):
     robot, scene, start, goal, checker = shelf
     ss = make_setup(robot, scene, start, goal, planner=NAME, checker=checker)
