@@ -316,3 +316,28 @@ def test_the_planners_benchmark_says_when_a_world_has_no_start_goal_pairs():
     checker = pc.CollisionChecker(robot, scene)
     with pytest.raises(RuntimeError, match=r"0 of 2 start/goal pairs found in 640 samples"):
         planners._pairs(robot, checker, 2, np.random.default_rng(0), rounds=10)
+
+
+def test_the_end_to_end_parts_nest_add_up_and_are_unwrapped_after(capsys):
+    """demos/dev/e2e_parts.py: each part of PARTS timed on a problem, nested parts within
+    their parents, the top-level parts within the problem's end-to-end time, and every
+    function as it was once it is done."""
+    from planning_collision.demos.dev import e2e_parts
+    from planning_collision.geometry.arrays import ObstacleArrays
+    from planning_collision.kernels.planner import rrt_connect
+    from planning_collision.plugins import ompl as plugin
+
+    before = (ObstacleArrays.__dict__["from_records"], plugin.solve, rrt_connect.rrt_connect)
+    parts, total = e2e_parts.measure("table_pick", 2, 1)
+    assert set(parts) == {label for label, *_ in e2e_parts.PARTS}
+    assert all(v > 0.0 for v in parts.values()) and set(total) == {"ours"}
+    assert parts["    compiled search"] <= parts["  planner's solve"] <= parts["solve"]
+    assert parts["    start and goal via OMPL"] <= parts["  planner's solve"]
+    assert parts["  checker's new model"] <= parts["set_problem"]
+    top = [label for label, *_ in e2e_parts.PARTS if not label.startswith(" ")]
+    assert sum(parts[k] for k in top) <= total["ours"]
+    after = (ObstacleArrays.__dict__["from_records"], plugin.solve, rrt_connect.rrt_connect)
+    assert all(a is b for a, b in zip(before, after, strict=True))
+    print(e2e_parts.table("table_pick", parts, total))
+    out = capsys.readouterr().out
+    assert out.startswith("table_pick: ours ") and "compiled search" in out
