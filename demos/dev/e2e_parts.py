@@ -5,14 +5,14 @@ through OMPL (`solve`: the query's checks, OMPL's call of the compiled planner, 
 its start and goal through OMPL, runs the compiled search and hands the path back) and the
 path read out (`solution_path`).
 
-Each part is timed by wrapping its function for this process (a wrapper costs ~0.2 µs a
+Each part is timed by wrapping its function for this process (two clock reads around each
 call); parts nest (the search within the planner's solve within `solve`). The problems run
 interleaved with VAMP when it is installed (``--no-vamp``: alone), so the figures are those
 of the benchmark's table, where code and data are out of the processor's caches between
 two set-ups; alone and back to back, the same work takes a fraction of that. Means per
 problem over ``--n`` problems x ``--repeats``.
 
-    python -m planning_collision.demos.dev.e2e_parts                 # 4 sets, ~1 min
+    python -m planning_collision.demos.dev.e2e_parts                 # 4 sets, a few seconds
     python -m planning_collision.demos.dev.e2e_parts --sets cage --no-vamp
 """
 
