@@ -41,6 +41,7 @@ from planning_collision.io import MBM_SETS, load_mbm, mbm_path
 
 PLANNER = "CompiledRRTConnect"  # ours by default: the planner compiled with the checker
 FAST_SAMPLES = 100_000  # VAMP's fastest budget from Python (its benchmark's: 10^6)
+SECONDS = 1.0  # our solve's time limit (--time)
 
 
 class Reused:
@@ -233,7 +234,9 @@ def main(argv=None) -> int:
     p.add_argument("--sets", nargs="+", default=list(MBM_SETS), choices=MBM_SETS)
     p.add_argument("--n", type=int, default=10, help="problems per set (default 10)")
     p.add_argument("--repeats", type=int, default=3, help="runs per problem (default 3)")
-    p.add_argument("--time", type=float, default=1.0, help="our solve's limit, s (default 1)")
+    p.add_argument(
+        "--time", type=float, default=SECONDS, help=f"our solve's limit, s (default {SECONDS:g})"
+    )
     p.add_argument("--range", type=float, default=None, help="RRTConnect range (default ours)")
     p.add_argument("--planner", default=PLANNER, help=f"ours (default {PLANNER})")
     p.add_argument("--recheck-step", type=float, default=0.005, help="m (default 0.005)")

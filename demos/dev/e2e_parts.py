@@ -87,7 +87,7 @@ def measure(name: str, n: int, repeats: int, vamp=None) -> tuple[dict, dict]:
     """({label: seconds per problem}, {"ours", "vamp": end-to-end seconds per problem}) of
     set `name`, ours and VAMP's runs alternating in order problem by problem."""
     from planning_collision import robots
-    from planning_collision.demos.bench.vamp import PLANNER, Reused, ours
+    from planning_collision.demos.bench.vamp import PLANNER, SECONDS, Reused, ours
 
     pset = load_mbm(str(mbm_path(name)))
     problems = [p for p in pset.problems if p.valid][:n]
@@ -97,7 +97,7 @@ def measure(name: str, n: int, repeats: int, vamp=None) -> tuple[dict, dict]:
     # wrapped before the setup is made: OMPL's binding may keep the method it found first
     with timing(parts):
         reused = Reused(robot, problems[0], PLANNER, None)
-        ours(robot, problems[0], 5.0, None, PLANNER, reused)  # loads or compiles
+        ours(robot, problems[0], SECONDS, None, PLANNER, reused)  # loads or compiles
         if vamp is not None:
             vamp.solve(problems[0], name)
         parts.clear()
@@ -106,7 +106,7 @@ def measure(name: str, n: int, repeats: int, vamp=None) -> tuple[dict, dict]:
                 who = ["ours"] + (["vamp"] if vamp is not None else [])
                 for w in who if (k + r) % 2 == 0 else who[::-1]:
                     if w == "ours":
-                        x = ours(robot, p, 5.0, None, PLANNER, reused)
+                        x = ours(robot, p, SECONDS, None, PLANNER, reused)
                     else:
                         x = vamp.solve(p, name)
                     total[w].append(x["total"])
