@@ -273,6 +273,19 @@ def test_the_vamp_benchmark_counts_our_checks_and_says_what_one_costs():
         assert float(c[1]) == pytest.approx(np.median([r["checks"] for r in ours]), abs=0.51)
         assert float(c[2]) == pytest.approx(np.median(per), abs=0.051)  # printed to 0.1
         assert (c[3], c[4]) == ("500", "3.0")  # 1 and 2 ms over 500 iterations: 2 and 4 us
+    # the colliding paths, counted once every set is timed: a returned path that does not end
+    # at its goal counts as colliding; the paths, robot and problems are dropped afterwards
+    short = ours[0]["path"][:-1]
+    rows = [
+        {"problem": p.name, "ours": {"paths": [r["path"], short] if k == 0 else [r["path"]]},
+         "vamp": {"paths": []}}
+        for k, (p, r) in enumerate(zip(problems, ours, strict=True))
+    ]  # fmt: skip
+    res = [{"set": "box", "rows": rows, "robot": robot, "problems": problems}]
+    bench_vamp.count_colliding(res, 0.005)
+    assert set(res[0]) == {"set", "rows"}
+    assert [(r["ours"]["colliding"], r["vamp"]["colliding"]) for r in rows] == [(1, 0), (0, 0)]
+    assert all("paths" not in r["ours"] for r in rows)
 
 
 def test_the_planners_benchmark_draws_a_world_with_free_configurations_again(capsys):
@@ -341,3 +354,4 @@ def test_the_end_to_end_parts_nest_add_up_and_are_unwrapped_after(capsys):
     print(e2e_parts.table("table_pick", parts, total))
     out = capsys.readouterr().out
     assert out.startswith("table_pick: ours ") and "compiled search" in out
+
