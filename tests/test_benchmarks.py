@@ -355,3 +355,35 @@ def test_the_end_to_end_parts_nest_add_up_and_are_unwrapped_after(capsys):
     out = capsys.readouterr().out
     assert out.startswith("table_pick: ours ") and "compiled search" in out
 
+
+PERF_REPORT = """\
+# Overhead  Shared Object  Symbol
+# ........  .............  ......
+#
+    22.10%  [JIT] tid 4235        [.] _ZN18planning_collision7kernels6convex3gjk8gjk_coreB4v1B2abE5ArrayIdE
+     3.00%  [JIT] tid 4235        [.] _ZN18planning_collision7kernels6convex3gjk4_s2dB4v7E5ArrayIdE
+     8.20%  libpython3.11.so.1.0  [.] _PyEval_EvalFrameDefault
+     4.30%  libm.so.6             [.] __sincos_fma
+     1.00%  [kernel.kallsyms]     [k] exc_page_fault
+     0.50%  [JIT] tid 4235        [.] 0x00007f560f47adff
+"""
+
+
+def test_the_kernel_profile_names_each_sample_by_its_kernel_function():
+    """demos/dev/kernel_profile.py reads perf's report: samples in numba's code by kernel
+    function and folder, the rest by what runs it."""
+    from planning_collision.demos.dev import kernel_profile
+
+    functions, groups = kernel_profile.aggregate(PERF_REPORT)
+    assert functions == pytest.approx({
+        "convex.gjk.gjk_core": 22.1, "convex.gjk._s2d": 3.0, "Python interpreter": 8.2,
+        "libm __sincos_fma": 4.3, "operating system": 1.0,
+        "(unnamed: numba's wrappers and helpers)": 0.5,
+    })  # fmt: skip
+    assert groups == pytest.approx({
+        "kernels/convex": 25.1, "Python": 8.2, "libm": 4.3, "operating system": 1.0,
+        "other compiled code": 0.5,
+    })  # fmt: skip
+    out = kernel_profile.table(functions, groups, top=2)
+    assert "| convex.gjk.gjk_core | 22.1 |" in out and "_s2d" not in out.split("| where")[0]
+    assert "| kernels/convex | 25.1 |" in out
