@@ -360,12 +360,12 @@ PERF_REPORT = """\
 # Overhead  Shared Object  Symbol
 # ........  .............  ......
 #
-    22.10%  [JIT] tid 4235        [.] _ZN18planning_collision7kernels6convex3gjk8gjk_coreB4v1B2abE5ArrayIdE
-     3.00%  [JIT] tid 4235        [.] _ZN18planning_collision7kernels6convex3gjk4_s2dB4v7E5ArrayIdE
+    22.10%  [JIT] tid 42  [.] _ZN18planning_collision7kernels6convex3gjk8gjk_coreB4v1B2abE5AIdE
+     3.00%  [JIT] tid 42  [.] _ZN18planning_collision7kernels6convex3gjk4_s2dB4v7E5ArrayIdE
      8.20%  libpython3.11.so.1.0  [.] _PyEval_EvalFrameDefault
-     4.30%  libm.so.6             [.] __sincos_fma
-     1.00%  [kernel.kallsyms]     [k] exc_page_fault
-     0.50%  [JIT] tid 4235        [.] 0x00007f560f47adff
+     4.30%  libm.so.6  [.] __sincos_fma
+     1.00%  [kernel.kallsyms]  [k] exc_page_fault
+     0.50%  [JIT] tid 42  [.] 0x00007f560f47adff
 """
 
 

@@ -17,9 +17,9 @@ interleaved problem by problem (the order of the two alternates between repeats)
 Times are wall times from Python (medians over repeats, per problem); the ratio per problem is ours
 / VAMP, and the table gives its median per set and overall. Every returned path is re-checked on the
 exact link meshes with python-fcl (planning_collision.demos.bench.planning.recheck: states no
-farther apart than ``--recheck-step``), once every run of every set is timed (`count_colliding`), and the
-colliding ones counted. The first calls (compile, or numba's cache) are made before any timing
-and not counted.
+farther apart than ``--recheck-step``), once every run of every set is timed
+(`count_colliding`), and the colliding ones counted. The first calls (compile, or numba's
+cache) are made before any timing and not counted.
 
 A last table says where the solve goes: our checks per solve (states and certified edges)
 against VAMP's iterations (each extends its tree by one sampled edge or more), and the
@@ -173,7 +173,7 @@ def count_colliding(results: list, step: float) -> None:
         robot, problems = res.pop("robot"), res.pop("problems")
         for row, p in zip(res["rows"], problems, strict=True):
             fcl_robot = FclRobot(robot, pc.Scene.from_records(p.obstacles))
-            for who, r in row.items():
+            for r in row.values():
                 if isinstance(r, dict):
                     paths = r.pop("paths")
                     r["colliding"] = sum(_collides(fcl_robot, robot, p, Q, step) for Q in paths)

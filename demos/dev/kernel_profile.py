@@ -168,7 +168,10 @@ def main(argv=None) -> int:
             "--fifo", str(d), "--sets", *args.sets, "--n", str(args.n),
             "--repeats", str(args.repeats),
         ]  # fmt: skip
-        subprocess.run(cmd, check=True)
+        if subprocess.run(cmd).returncode != 0:
+            print("perf record failed (its message above; a user's sampling may be off: "
+                  "/proc/sys/kernel/perf_event_paranoid)", file=sys.stderr)  # fmt: skip
+            return 2
         report = subprocess.run(
             ["perf", "report", "-i", str(data), "--stdio", "--no-children", "--sort", "dso,sym"],
             capture_output=True, text=True, check=True,
