@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from planning_collision.io import MBM_SETS
@@ -38,10 +38,64 @@ SAMPLES_PER_S = 2000  # perf's sampling frequency (Hz): ~1 % of a 2-core machine
 _ROW = re.compile(r"^\s*([\d.]+)%\s+(.+?)\s+\[([.kgu])\]\s+(.+?)\s*$")
 
 
+def _object_symbols(buf: bytes) -> list:
+    """(offset, size, kind, name) of the functions an object file defines (binutils' nm)."""
+    with tempfile.NamedTemporaryFile(suffix=".o") as f:
+        f.write(buf)
+        f.flush()
+        out = subprocess.run(
+            ["nm", "-S", "--defined-only", f.name], capture_output=True, text=True, check=True
+        ).stdout
+    rows = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[2] in "tTW":
+            rows.append((int(parts[0], 16), int(parts[1], 16), parts[2], parts[3]))
+    return rows
+
+
+def machine_code_map() -> list:
+    """(address, size, symbol) of each function of the code numba loaded since
+    `kernels._jit.record_machine_code`, where it lies in this process (sorted; a function
+    linked into several libraries once per copy). An object's functions are placed by its
+    global ones, which the JIT engine resolves: its load address is the one most of them
+    agree on (a global defined twice resolves to one copy only)."""
+    from planning_collision.kernels._jit import machine_code
+
+    objects, address_of = machine_code()
+    out = {}
+    for buf in objects:
+        syms = _object_symbols(buf)
+        bases = Counter()
+        for offset, _, kind, name in syms:
+            if kind == "T" and (address := address_of(name)):
+                bases[address - offset] += 1
+        if bases:
+            base = bases.most_common(1)[0][0]
+            for offset, size, _, name in syms:
+                out[base + offset] = (size, name)
+    return sorted((a, s, n) for a, (s, n) in out.items())
+
+
+def numba_symbol(symbol: str) -> str:
+    """The dotted Python name of a numba function's mangled symbol
+    ("_ZN18planning_collision7kernels6convex3gjk8gjk_coreB4v12B...E..." ->
+    "planning_collision.kernels.convex.gjk.gjk_core"); other symbols as they are."""
+    if not symbol.startswith("_ZN"):
+        return symbol
+    parts, i = [], 3
+    while i < len(symbol) and symbol[i].isdigit():
+        j = i
+        while symbol[j].isdigit():
+            j += 1
+        n = int(symbol[i:j])
+        parts.append(symbol[j : j + n])
+        i = j + n
+    return ".".join(parts) if parts else symbol
+
+
 def _where(dso: str, symbol: str) -> tuple[str, str]:
     """(group, name) of one row of perf's report."""
-    from planning_collision.kernels._jit import numba_symbol
-
     if dso.startswith("[JIT]"):
         name = numba_symbol(symbol)
         if name.startswith(PREFIX):
@@ -131,7 +185,7 @@ def child(args) -> int:
                 n += 1
     seconds = time.perf_counter() - t0
     _control(fifo, "disable")
-    rows = _jit.machine_code_map()
+    rows = machine_code_map()
     with open(f"/tmp/perf-{os.getpid()}.map", "w") as f:
         f.writelines(f"{a:x} {s:x} {name}\n" for a, s, name in rows)
     print(f"{n} problems ({solved} solved) in {seconds:.2f} s: {1e3 * seconds / n:.2f} ms each, "

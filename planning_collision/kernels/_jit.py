@@ -26,7 +26,7 @@ tested with; `tests/test_jit.py` fails when one of these moves):
   machine code).
 - the code libraries' object-code hooks ``codegen.CPUCodeLibrary._object_compiled_hook``
   and ``_object_getbuffer_hook``, and the JIT engine (a codegen's ``_engine`` and its
-  ``set_object_cache``, ``get_function_address``): `record_machine_code`, `machine_code_map`
+  ``set_object_cache``, ``get_function_address``): `record_machine_code`, `machine_code`
   (where each compiled function lies in memory, for a sampling profiler: a dev tool only).
 
 The rest is numba's documented API: `numba.njit`, `numba.extending.intrinsic` and
@@ -597,8 +597,8 @@ _OBJECTS: list = []  # the object code of each library loaded since `record_mach
 
 def record_machine_code() -> None:
     """Keep the object code (ELF) of every library numba compiles or loads from its cache
-    from now on, for `machine_code_map`. Call it before the kernels to profile are first
-    called: what was loaded before is not seen."""
+    from now on (`machine_code`). Call it before the kernels to profile are first called:
+    what was loaded before is not seen."""
     from numba.core import codegen
     from numba.core.registry import cpu_target
 
@@ -621,69 +621,14 @@ def record_machine_code() -> None:
     lib._object_getbuffer_hook = classmethod(on_getbuffer)
     lib._pc_recording = True
     # the engine took the hooks when it was made: hand it the new ones
-    cg = cpu_target.target_context.codegen()
-    cg._engine.set_object_cache(lib._object_compiled_hook, lib._object_getbuffer_hook)
+    cpu_target.target_context.codegen()._engine.set_object_cache(
+        lib._object_compiled_hook, lib._object_getbuffer_hook
+    )
 
 
-def _object_symbols(buf: bytes) -> list:
-    """(offset, size, kind, name) of the functions an object file defines (binutils' nm)."""
-    import subprocess
-    import tempfile
-
-    with tempfile.NamedTemporaryFile(suffix=".o") as f:
-        f.write(buf)
-        f.flush()
-        out = subprocess.run(
-            ["nm", "-S", "--defined-only", f.name], capture_output=True, text=True, check=True
-        ).stdout
-    rows = []
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 4 and parts[2] in "tTW":
-            rows.append((int(parts[0], 16), int(parts[1], 16), parts[2], parts[3]))
-    return rows
-
-
-def machine_code_map() -> list:
-    """(address, size, symbol) of each function of the libraries recorded since
-    `record_machine_code`, where they lie in this process (sorted; a function linked into
-    several libraries is listed once per copy). An object's functions are placed by its
-    global ones, which the engine resolves: its load address is the one most of them agree
-    on (a global defined twice resolves to one copy only)."""
-    from collections import Counter
-
+def machine_code() -> tuple:
+    """(the object files recorded since `record_machine_code`, the JIT engine's lookup of a
+    global symbol: its address in this process, 0 when none is loaded)."""
     from numba.core.registry import cpu_target
 
-    engine = cpu_target.target_context.codegen()._engine
-    out = {}
-    for buf in _OBJECTS:
-        syms = _object_symbols(buf)
-        bases = Counter()
-        for offset, _, kind, name in syms:
-            if kind == "T":
-                address = engine.get_function_address(name)
-                if address:
-                    bases[address - offset] += 1
-        if not bases:
-            continue
-        base = bases.most_common(1)[0][0]
-        for offset, size, _, name in syms:
-            out[base + offset] = (size, name)
-    return sorted((a, s, n) for a, (s, n) in out.items())
-
-
-def numba_symbol(symbol: str) -> str:
-    """The dotted Python name of a numba function's mangled symbol
-    ("_ZN18planning_collision7kernels6convex3gjk8gjk_coreB4v12B...E..." ->
-    "planning_collision.kernels.convex.gjk.gjk_core"); other symbols as they are."""
-    if not symbol.startswith("_ZN"):
-        return symbol
-    parts, i = [], 3
-    while i < len(symbol) and symbol[i].isdigit():
-        j = i
-        while symbol[j].isdigit():
-            j += 1
-        n = int(symbol[i:j])
-        parts.append(symbol[j : j + n])
-        i = j + n
-    return ".".join(parts) if parts else symbol
+    return list(_OBJECTS), cpu_target.target_context.codegen()._engine.get_function_address
