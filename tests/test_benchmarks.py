@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -388,49 +387,6 @@ def test_the_kernel_profile_names_each_sample_by_its_kernel_function():
     out = kernel_profile.table(functions, groups, top=2)
     assert "| convex.gjk.gjk_core | 22.1 |" in out and "_s2d" not in out.split("| where")[0]
     assert "| kernels/convex | 25.1 |" in out
-
-
-MAP_CHILD = r"""
-import json, sys
-from collections import Counter
-import numpy as np
-from planning_collision.kernels import _jit
-_jit.record_machine_code()
-from planning_collision.demos.dev.kernel_profile import machine_code_map, numba_symbol
-from planning_collision.kernels.convex.sphere_box import sphere_box_distance
-out = np.zeros(10)
-sphere_box_distance(np.array([0.0, 0.0, 2.0]), 0.5, np.eye(4), 1.0, 1.0, 1.0, out)
-rows = machine_code_map()
-_, address_of = _jit.machine_code()
-once = Counter(n for _, _, n in rows)
-agree = [address_of(n) == a for a, _, n in rows if once[n] == 1]
-print(json.dumps({
-    "distance": out[0],
-    "rows": len(rows),
-    "sorted": all(r0[0] + r0[1] <= r1[0] for r0, r1 in zip(rows, rows[1:])),
-    "agree": sum(agree), "checked": len(agree),
-    "named": sorted({numba_symbol(n) for _, _, n in rows} & {
-        "planning_collision.kernels.convex.sphere_box.sphere_box_distance"}),
-}))
-"""
-
-
-@pytest.mark.skipif(shutil.which("nm") is None, reason="binutils' nm is not installed")
-def test_the_machine_code_map_places_each_compiled_function_where_the_engine_has_it():
-    """kernel_profile's map (demos/dev/kernel_profile.py): every function of the code numba
-    loads after `record_machine_code`, at the address the JIT engine resolves its symbol to
-    (the functions placed by their object's load address, not looked up one by one)."""
-    import json
-    import subprocess
-    import sys
-
-    run = subprocess.run([sys.executable, "-c", MAP_CHILD], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    got = json.loads(run.stdout.splitlines()[-1])
-    assert got["distance"] == pytest.approx(0.5)  # the kernel ran: 2 - 1 - 0.5
-    assert got["rows"] >= 3 and got["sorted"]  # functions do not overlap
-    assert got["checked"] >= 3 and got["agree"] == got["checked"]
-    assert got["named"] == ["planning_collision.kernels.convex.sphere_box.sphere_box_distance"]
 
 
 def test_a_numba_symbol_reads_as_its_python_name():

@@ -32,7 +32,7 @@ from pathlib import Path
 from planning_collision.io import MBM_SETS
 
 PREFIX = "planning_collision.kernels."
-SAMPLES_PER_S = 2000  # perf's sampling frequency (Hz): ~1 % of a 2-core machine's time
+SAMPLES_PER_S = 2000  # perf's sampling frequency (Hz)
 
 # perf report --stdio --sort dso,sym: "  12.34%  dso name  [.] symbol"
 _ROW = re.compile(r"^\s*([\d.]+)%\s+(.+?)\s+\[([.kgu])\]\s+(.+?)\s*$")
@@ -186,8 +186,9 @@ def child(args) -> int:
     seconds = time.perf_counter() - t0
     _control(fifo, "disable")
     rows = machine_code_map()
-    with open(f"/tmp/perf-{os.getpid()}.map", "w") as f:
+    with open(f"/tmp/perf-{os.getpid()}.map", "w") as f:  # where perf looks for it
         f.writelines(f"{a:x} {s:x} {name}\n" for a, s, name in rows)
+    (fifo / "pid").write_text(str(os.getpid()))  # the parent removes the map after its report
     print(f"{n} problems ({solved} solved) in {seconds:.2f} s: {1e3 * seconds / n:.2f} ms each, "
           f"{len(rows)} compiled functions mapped")  # fmt: skip
     return 0
@@ -204,6 +205,9 @@ def main(argv=None) -> int:
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--fifo", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    for name in ("n", "repeats", "top"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name} must be >= 1, got {getattr(args, name)}")
     if args.child:
         return child(args)
     missing = [t for t in ("perf", "nm") if shutil.which(t) is None]
@@ -226,10 +230,14 @@ def main(argv=None) -> int:
             print("perf record failed (its message above; a user's sampling may be off: "
                   "/proc/sys/kernel/perf_event_paranoid)", file=sys.stderr)  # fmt: skip
             return 2
-        report = subprocess.run(
-            ["perf", "report", "-i", str(data), "--stdio", "--no-children", "--sort", "dso,sym"],
-            capture_output=True, text=True, check=True,
-        ).stdout  # fmt: skip
+        try:
+            report = subprocess.run(
+                ["perf", "report", "-i", str(data), "--stdio", "--no-children", "--sort",
+                 "dso,sym"], capture_output=True, text=True, check=True,
+            ).stdout  # fmt: skip
+        finally:
+            if (d / "pid").exists():
+                Path(f"/tmp/perf-{(d / 'pid').read_text()}.map").unlink(missing_ok=True)
     functions, groups = aggregate(report)
     print(f"sets {', '.join(args.sets)}: {args.n} problems x {args.repeats} runs")
     print(table(functions, groups, args.top))
