@@ -98,27 +98,32 @@ def _robot(bset):
     return _CACHE[key]
 
 
-def _world_key(source: dict, index: int, bset) -> tuple:
+def _one_scene(kind: str, source: dict, index: int, bset, make):
+    """_CACHE's entry of `kind` for this problem's scene, made by make() when it is not the
+    one kept (one scene of each kind at a time)."""
     shared = bset.queries[index].obstacles is None  # a problem file's scene serves them all
-    return (source["kind"], source["path"], None if shared else index)
+    key = (kind, source["kind"], source["path"], None if shared else index)
+    if key not in _CACHE:
+        for k in [k for k in _CACHE if k[0] == kind]:
+            del _CACHE[k]
+        _CACHE[key] = make()
+    return _CACHE[key]
 
 
 def _world(source: dict, index: int, fcl: bool):
     """(set, query, robot, scene, checker, fcl robot) of one problem, kept for the next run;
     the python-fcl robot only with `fcl` (the baseline validator plans with it), else None."""
-    bset = load_set(source)
-    key = ("world", *_world_key(source, index, bset))
-    if key not in _CACHE:
-        import planning_collision as pc
+    import planning_collision as pc
 
-        for k in [k for k in _CACHE if k[0] == "world"]:  # one scene at a time
-            del _CACHE[k]
-        robot = _robot(bset)
-        scene = bset.scene(index)
+    bset = load_set(source)
+
+    def make():
+        robot, scene = _robot(bset), bset.scene(index)
         checker = pc.CollisionChecker(robot, scene)
         checker.warm_up()
-        _CACHE[key] = [robot, scene, checker, None]
-    world = _CACHE[key]
+        return [robot, scene, checker, None]
+
+    world = _one_scene("world", source, index, bset, make)
     if fcl and world[3] is None:
         from planning_collision.testing.fcl_robot import FclRobot
 
@@ -129,16 +134,15 @@ def _world(source: dict, index: int, fcl: bool):
 def _exact_world(source: dict, index: int):
     """(query, robot, python-fcl robot) of one problem for the re-checks, kept for the next
     (one scene at a time)."""
-    bset = load_set(source)
-    key = ("exact", *_world_key(source, index, bset))
-    if key not in _CACHE:
-        from planning_collision.testing.fcl_robot import FclRobot
+    from planning_collision.testing.fcl_robot import FclRobot
 
-        for k in [k for k in _CACHE if k[0] == "exact"]:
-            del _CACHE[k]
+    bset = load_set(source)
+
+    def make():
         robot = _robot(bset)
-        _CACHE[key] = (robot, FclRobot(robot, bset.scene(index)))
-    return (bset.queries[index], *_CACHE[key])
+        return robot, FclRobot(robot, bset.scene(index))
+
+    return (bset.queries[index], *_one_scene("exact", source, index, bset, make))
 
 
 def _init_worker(seed: int, per_process: bool = True) -> None:
@@ -201,6 +205,13 @@ def recheck(fcl_robot, robot, Q, step: float) -> bool:
             if fcl_robot.collides(a + (k / n) * (b - a)):
                 return True
     return False
+
+
+def path_collides(fcl_robot, robot, Q, start, goal, step: float) -> bool:
+    """True when the path Q does not go from `start` to `goal` (within 1e-6 and 1e-3 of a
+    joint), or when some state of it collides on the exact meshes (`recheck`)."""
+    ends = np.allclose(Q[0], start, atol=1e-6) and np.allclose(Q[-1], goal, atol=1e-3)
+    return (not ends) or recheck(fcl_robot, robot, Q, step)
 
 
 def _plan(task, bset, query, robot, scene, checker, fcl_robot):
@@ -300,8 +311,8 @@ def run_task(task: dict) -> dict:
 
 
 def recheck_row(row: dict) -> dict:
-    """A run's path re-checked on the exact meshes (`recheck`; a path that does not go from
-    the start to the goal counts as colliding), its path and source then dropped. Run once
+    """A run's path re-checked on the exact meshes (`path_collides`), its path and source
+    then dropped. Run once
     every run is timed: python-fcl's objects made and freed between timed runs slowed the
     next runs (measured: end to end 3.8-3.9 ms a box problem against 3.3, 2.3 against
     1.6-1.7 on table_pick; solves up to 10 %). Never raises."""
@@ -309,11 +320,10 @@ def recheck_row(row: dict) -> dict:
     try:
         if Q is not None:
             query, robot, fcl_robot = _exact_world(row["source"], row["index"])
-            ends = np.allclose(Q[0], query.start, atol=1e-6) and np.allclose(
-                Q[-1], query.goal, atol=1e-3
-            )
             t0 = time.perf_counter()
-            row["collides"] = (not ends) or recheck(fcl_robot, robot, Q, row["recheck_step"])
+            row["collides"] = path_collides(
+                fcl_robot, robot, Q, query.start, query.goal, row["recheck_step"]
+            )
             row["recheck_seconds"] = time.perf_counter() - t0
     except Exception as e:  # noqa: BLE001 - one bad re-check must not end the benchmark
         row["error"] = f"re-check: {type(e).__name__}: {e}"

@@ -111,15 +111,6 @@ def ours(
     }  # fmt: skip
 
 
-def _collides(fcl_robot, robot, problem, Q, step: float) -> bool:
-    from planning_collision.demos.bench.planning import recheck
-
-    ends = np.allclose(Q[0], problem.start, atol=1e-6) and np.allclose(
-        Q[-1], problem.goals[0], atol=1e-3
-    )
-    return (not ends) or recheck(fcl_robot, robot, Q, step)
-
-
 def run_set(name: str, args, vamps: dict) -> dict:
     """Rows of one set: per problem, the medians of ours and of each VAMP configuration
     (`vamps`: "vamp" with its benchmark settings, "vamp_fast" with FAST_SAMPLES), the runs
@@ -159,7 +150,7 @@ def run_set(name: str, args, vamps: dict) -> dict:
 
 
 def count_colliding(results: list, step: float) -> None:
-    """Count the colliding paths of each row (python-fcl on the exact meshes: `_collides`),
+    """Count the colliding paths of each row (python-fcl on the exact meshes: `path_collides`),
     in place, and drop the paths, the robot and the problems (what the JSON output does not
     hold). Run once every set is timed: the exact meshes' collision objects (python-fcl's
     bounding-volume trees, megabytes of C++ allocations) alive, or freed, between timed
@@ -167,6 +158,7 @@ def count_colliding(results: list, step: float) -> None:
     solve against 0.65, our set-up 0.53 against 0.32; the allocator's state that VAMP's
     buffer of 10^6 samples then meets, not the work)."""
     import planning_collision as pc
+    from planning_collision.demos.bench.planning import path_collides
     from planning_collision.testing.fcl_robot import FclRobot
 
     for res in results:
@@ -176,7 +168,9 @@ def count_colliding(results: list, step: float) -> None:
             for r in row.values():
                 if isinstance(r, dict):
                     paths = r.pop("paths")
-                    r["colliding"] = sum(_collides(fcl_robot, robot, p, Q, step) for Q in paths)
+                    r["colliding"] = sum(
+                        path_collides(fcl_robot, robot, Q, p.start, p.goals[0], step) for Q in paths
+                    )
 
 
 def _with_all(results: list) -> list:
